@@ -97,6 +97,11 @@ require go.uber.org/goleak v1.3.0
 
 require github.com/emersion/go-msgauth v0.7.0
 
-require github.com/yuin/goldmark v1.8.7
+require (
+	github.com/emersion/go-imap v1.2.1
+	github.com/yuin/goldmark v1.8.7
+)
+
+require github.com/emersion/go-message v0.18.1 // indirect
 
 replace github.com/sendonce/sendonce/client => ./client

@@ -208,6 +208,48 @@ func (e AnalyticsDayKind) Valid() bool {
 	}
 }
 
+// Defines values for BounceMailboxSecurity.
+const (
+	BounceMailboxSecurityNone     BounceMailboxSecurity = "none"
+	BounceMailboxSecurityStarttls BounceMailboxSecurity = "starttls"
+	BounceMailboxSecurityTls      BounceMailboxSecurity = "tls"
+)
+
+// Valid indicates whether the value is a known member of the BounceMailboxSecurity enum.
+func (e BounceMailboxSecurity) Valid() bool {
+	switch e {
+	case BounceMailboxSecurityNone:
+		return true
+	case BounceMailboxSecurityStarttls:
+		return true
+	case BounceMailboxSecurityTls:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BounceMailboxInputSecurity.
+const (
+	BounceMailboxInputSecurityNone     BounceMailboxInputSecurity = "none"
+	BounceMailboxInputSecurityStarttls BounceMailboxInputSecurity = "starttls"
+	BounceMailboxInputSecurityTls      BounceMailboxInputSecurity = "tls"
+)
+
+// Valid indicates whether the value is a known member of the BounceMailboxInputSecurity enum.
+func (e BounceMailboxInputSecurity) Valid() bool {
+	switch e {
+	case BounceMailboxInputSecurityNone:
+		return true
+	case BounceMailboxInputSecurityStarttls:
+		return true
+	case BounceMailboxInputSecurityTls:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CampaignContentType.
 const (
 	CampaignContentTypeHtml     CampaignContentType = "html"
@@ -2878,6 +2920,44 @@ type AuditEntryPage struct {
 	NextCursor *string      `json:"next_cursor"`
 }
 
+// BounceMailbox defines model for BounceMailbox.
+type BounceMailbox struct {
+	Enabled    bool       `json:"enabled"`
+	Folder     string     `json:"folder"`
+	Host       string     `json:"host"`
+	LastError  *string    `json:"last_error,omitempty"`
+	LastPollAt *time.Time `json:"last_poll_at,omitempty"`
+	Port       int        `json:"port"`
+
+	// Processed Messages read over the last 30 days by what they were taken for: hard_bounce, soft_bounce, complaint, auto_reply, forged (a token that does not verify), foreign (another account's token), unmatched (no token, or its send is gone) and other.
+	Processed map[string]int64      `json:"processed"`
+	Security  BounceMailboxSecurity `json:"security"`
+	Username  string                `json:"username"`
+}
+
+// BounceMailboxSecurity defines model for BounceMailbox.Security.
+type BounceMailboxSecurity string
+
+// BounceMailboxInput Example: {"enabled":true,"host":"imap.example.com","password":"the-mailbox-password","port":993,"security":"tls","username":"bounces@news.example.com"}
+type BounceMailboxInput struct {
+	Enabled bool `json:"enabled"`
+
+	// Folder INBOX when absent.
+	Folder *string `json:"folder,omitempty"`
+
+	// Host The IMAP server; no literal internal address or localhost unless private destinations are allowed.
+	Host     string  `json:"host"`
+	Password *string `json:"password,omitempty"`
+	Port     int     `json:"port"`
+
+	// Security tls (implicit TLS, port 993) when absent.
+	Security *BounceMailboxInputSecurity `json:"security,omitempty"`
+	Username string                      `json:"username"`
+}
+
+// BounceMailboxInputSecurity tls (implicit TLS, port 993) when absent.
+type BounceMailboxInputSecurity string
+
 // BuildSkips Subscribers of the target lists (of the account, for list_ids []) that the recipient
 // build left out, counted when the campaign started sending. They have no send row.
 //
@@ -5007,6 +5087,9 @@ type SenderPoolUpdate struct {
 
 // SenderSettings Type-specific settings; a field that does not apply to the type is refused.
 type SenderSettings struct {
+	// BounceDomain smtp: each campaign and sequence send goes out with the envelope sender (Return-Path) `bounces+<signed token>@<bounce_domain>`, so the bounces, complaint reports and auto-replies that come back name their send; the domain's MX must deliver them to the account's bounce mailbox (PUT /v1/bounce-mailbox). Absent: MAIL FROM is the From address.
+	BounceDomain *string `json:"bounce_domain,omitempty"`
+
 	// ConfigurationSet The SES configuration set.
 	ConfigurationSet *string `json:"configuration_set,omitempty"`
 
@@ -7399,6 +7482,9 @@ type SetAccountSSOJSONRequestBody = SSOSettingsInput
 
 // CreateAPIKeyJSONRequestBody defines body for CreateAPIKey for application/json ContentType.
 type CreateAPIKeyJSONRequestBody = APIKeyCreate
+
+// PutBounceMailboxJSONRequestBody defines body for PutBounceMailbox for application/json ContentType.
+type PutBounceMailboxJSONRequestBody = BounceMailboxInput
 
 // CreateCampaignJSONRequestBody defines body for CreateCampaign for application/json ContentType.
 type CreateCampaignJSONRequestBody = CampaignCreate

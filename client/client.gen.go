@@ -215,6 +215,48 @@ func (e AnalyticsDayKind) Valid() bool {
 	}
 }
 
+// Defines values for BounceMailboxSecurity.
+const (
+	BounceMailboxSecurityNone     BounceMailboxSecurity = "none"
+	BounceMailboxSecurityStarttls BounceMailboxSecurity = "starttls"
+	BounceMailboxSecurityTls      BounceMailboxSecurity = "tls"
+)
+
+// Valid indicates whether the value is a known member of the BounceMailboxSecurity enum.
+func (e BounceMailboxSecurity) Valid() bool {
+	switch e {
+	case BounceMailboxSecurityNone:
+		return true
+	case BounceMailboxSecurityStarttls:
+		return true
+	case BounceMailboxSecurityTls:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BounceMailboxInputSecurity.
+const (
+	BounceMailboxInputSecurityNone     BounceMailboxInputSecurity = "none"
+	BounceMailboxInputSecurityStarttls BounceMailboxInputSecurity = "starttls"
+	BounceMailboxInputSecurityTls      BounceMailboxInputSecurity = "tls"
+)
+
+// Valid indicates whether the value is a known member of the BounceMailboxInputSecurity enum.
+func (e BounceMailboxInputSecurity) Valid() bool {
+	switch e {
+	case BounceMailboxInputSecurityNone:
+		return true
+	case BounceMailboxInputSecurityStarttls:
+		return true
+	case BounceMailboxInputSecurityTls:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CampaignContentType.
 const (
 	CampaignContentTypeHtml     CampaignContentType = "html"
@@ -2885,6 +2927,44 @@ type AuditEntryPage struct {
 	NextCursor *string      `json:"next_cursor"`
 }
 
+// BounceMailbox defines model for BounceMailbox.
+type BounceMailbox struct {
+	Enabled    bool       `json:"enabled"`
+	Folder     string     `json:"folder"`
+	Host       string     `json:"host"`
+	LastError  *string    `json:"last_error,omitempty"`
+	LastPollAt *time.Time `json:"last_poll_at,omitempty"`
+	Port       int        `json:"port"`
+
+	// Processed Messages read over the last 30 days by what they were taken for: hard_bounce, soft_bounce, complaint, auto_reply, forged (a token that does not verify), foreign (another account's token), unmatched (no token, or its send is gone) and other.
+	Processed map[string]int64      `json:"processed"`
+	Security  BounceMailboxSecurity `json:"security"`
+	Username  string                `json:"username"`
+}
+
+// BounceMailboxSecurity defines model for BounceMailbox.Security.
+type BounceMailboxSecurity string
+
+// BounceMailboxInput Example: {"enabled":true,"host":"imap.example.com","password":"the-mailbox-password","port":993,"security":"tls","username":"bounces@news.example.com"}
+type BounceMailboxInput struct {
+	Enabled bool `json:"enabled"`
+
+	// Folder INBOX when absent.
+	Folder *string `json:"folder,omitempty"`
+
+	// Host The IMAP server; no literal internal address or localhost unless private destinations are allowed.
+	Host     string  `json:"host"`
+	Password *string `json:"password,omitempty"`
+	Port     int     `json:"port"`
+
+	// Security tls (implicit TLS, port 993) when absent.
+	Security *BounceMailboxInputSecurity `json:"security,omitempty"`
+	Username string                      `json:"username"`
+}
+
+// BounceMailboxInputSecurity tls (implicit TLS, port 993) when absent.
+type BounceMailboxInputSecurity string
+
 // BuildSkips Subscribers of the target lists (of the account, for list_ids []) that the recipient
 // build left out, counted when the campaign started sending. They have no send row.
 //
@@ -5014,6 +5094,9 @@ type SenderPoolUpdate struct {
 
 // SenderSettings Type-specific settings; a field that does not apply to the type is refused.
 type SenderSettings struct {
+	// BounceDomain smtp: each campaign and sequence send goes out with the envelope sender (Return-Path) `bounces+<signed token>@<bounce_domain>`, so the bounces, complaint reports and auto-replies that come back name their send; the domain's MX must deliver them to the account's bounce mailbox (PUT /v1/bounce-mailbox). Absent: MAIL FROM is the From address.
+	BounceDomain *string `json:"bounce_domain,omitempty"`
+
 	// ConfigurationSet The SES configuration set.
 	ConfigurationSet *string `json:"configuration_set,omitempty"`
 
@@ -7407,6 +7490,9 @@ type SetAccountSSOJSONRequestBody = SSOSettingsInput
 // CreateAPIKeyJSONRequestBody defines body for CreateAPIKey for application/json ContentType.
 type CreateAPIKeyJSONRequestBody = APIKeyCreate
 
+// PutBounceMailboxJSONRequestBody defines body for PutBounceMailbox for application/json ContentType.
+type PutBounceMailboxJSONRequestBody = BounceMailboxInput
+
 // CreateCampaignJSONRequestBody defines body for CreateCampaign for application/json ContentType.
 type CreateCampaignJSONRequestBody = CampaignCreate
 
@@ -9520,6 +9606,38 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/audit-log (the `ListAuditLog` operationId).
 	ListAuditLog(ctx context.Context, params *ListAuditLogParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteBounceMailbox Delete the bounce mailbox
+	//
+	// The mailbox is no longer read; its password is deleted.
+	//
+	// Corresponds with DELETE /v1/bounce-mailbox (the `DeleteBounceMailbox` operationId).
+	DeleteBounceMailbox(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetBounceMailbox Get the bounce mailbox
+	//
+	// The account's bounce mailbox (without its password) and its status: when it was last read, the last error, and the messages read over the last 30 days by what they were taken for.
+	//
+	// Corresponds with GET /v1/bounce-mailbox (the `GetBounceMailbox` operationId).
+	GetBounceMailbox(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutBounceMailboxWithBody Set the bounce mailbox
+	//
+	// The IMAP mailbox that receives the mail sent to the Return-Paths of the account's smtp senders with a bounce_domain. It is read about once a minute: each delivery status notification (RFC 3464) and complaint report (RFC 5965) is tied to its send by the signed token in the address it came back to, never by its text, and applied as a provider webhook's event would be (a hard bounce or a complaint suppresses the address, soft bounces count towards the limit); auto-replies are ignored; every message read is deleted, so use a mailbox for this alone. The password is stored encrypted and never returned; the host goes through the same egress rules as a sender's.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/bounce-mailbox (the `PutBounceMailbox` operationId).
+	PutBounceMailboxWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutBounceMailbox Set the bounce mailbox
+	//
+	// The IMAP mailbox that receives the mail sent to the Return-Paths of the account's smtp senders with a bounce_domain. It is read about once a minute: each delivery status notification (RFC 3464) and complaint report (RFC 5965) is tied to its send by the signed token in the address it came back to, never by its text, and applied as a provider webhook's event would be (a hard bounce or a complaint suppresses the address, soft bounces count towards the limit); auto-replies are ignored; every message read is deleted, so use a mailbox for this alone. The password is stored encrypted and never returned; the host goes through the same egress rules as a sender's.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/bounce-mailbox (the `PutBounceMailbox` operationId).
+	PutBounceMailbox(ctx context.Context, body PutBounceMailboxJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListCampaigns List campaigns
 	//
@@ -12467,6 +12585,78 @@ func (c *Raw) RevokeAPIKey(ctx context.Context, id ID, reqEditors ...RequestEdit
 // Corresponds with GET /v1/audit-log (the `ListAuditLog` operationId).
 func (c *Raw) ListAuditLog(ctx context.Context, params *ListAuditLogParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListAuditLogRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteBounceMailbox Delete the bounce mailbox
+//
+// The mailbox is no longer read; its password is deleted.
+//
+// Corresponds with DELETE /v1/bounce-mailbox (the `DeleteBounceMailbox` operationId).
+func (c *Raw) DeleteBounceMailbox(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteBounceMailboxRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetBounceMailbox Get the bounce mailbox
+//
+// The account's bounce mailbox (without its password) and its status: when it was last read, the last error, and the messages read over the last 30 days by what they were taken for.
+//
+// Corresponds with GET /v1/bounce-mailbox (the `GetBounceMailbox` operationId).
+func (c *Raw) GetBounceMailbox(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetBounceMailboxRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutBounceMailboxWithBody Set the bounce mailbox
+//
+// The IMAP mailbox that receives the mail sent to the Return-Paths of the account's smtp senders with a bounce_domain. It is read about once a minute: each delivery status notification (RFC 3464) and complaint report (RFC 5965) is tied to its send by the signed token in the address it came back to, never by its text, and applied as a provider webhook's event would be (a hard bounce or a complaint suppresses the address, soft bounces count towards the limit); auto-replies are ignored; every message read is deleted, so use a mailbox for this alone. The password is stored encrypted and never returned; the host goes through the same egress rules as a sender's.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/bounce-mailbox (the `PutBounceMailbox` operationId).
+func (c *Raw) PutBounceMailboxWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutBounceMailboxRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutBounceMailbox Set the bounce mailbox
+//
+// The IMAP mailbox that receives the mail sent to the Return-Paths of the account's smtp senders with a bounce_domain. It is read about once a minute: each delivery status notification (RFC 3464) and complaint report (RFC 5965) is tied to its send by the signed token in the address it came back to, never by its text, and applied as a provider webhook's event would be (a hard bounce or a complaint suppresses the address, soft bounces count towards the limit); auto-replies are ignored; every message read is deleted, so use a mailbox for this alone. The password is stored encrypted and never returned; the host goes through the same egress rules as a sender's.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/bounce-mailbox (the `PutBounceMailbox` operationId).
+func (c *Raw) PutBounceMailbox(ctx context.Context, body PutBounceMailboxJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutBounceMailboxRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -18253,6 +18443,100 @@ func NewListAuditLogRequest(server string, params *ListAuditLogParams) (*http.Re
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewDeleteBounceMailboxRequest constructs an http.Request for the DeleteBounceMailbox method
+func NewDeleteBounceMailboxRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/bounce-mailbox")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetBounceMailboxRequest constructs an http.Request for the GetBounceMailbox method
+func NewGetBounceMailboxRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/bounce-mailbox")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutBounceMailboxRequest calls the generic PutBounceMailbox builder with application/json body
+func NewPutBounceMailboxRequest(server string, body PutBounceMailboxJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutBounceMailboxRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPutBounceMailboxRequestWithBody constructs an http.Request for the PutBounceMailbox method, with any body, and a specified content type
+func NewPutBounceMailboxRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/bounce-mailbox")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -26520,6 +26804,42 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/audit-log (the `ListAuditLog` operationId).
 	ListAuditLogWithResponse(ctx context.Context, params *ListAuditLogParams, reqEditors ...RequestEditorFn) (*ListAuditLogResponse, error)
 
+	// DeleteBounceMailboxWithResponse Delete the bounce mailbox
+	//
+	// The mailbox is no longer read; its password is deleted.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/bounce-mailbox (the `DeleteBounceMailbox` operationId).
+	DeleteBounceMailboxWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*DeleteBounceMailboxResponse, error)
+
+	// GetBounceMailboxWithResponse Get the bounce mailbox
+	//
+	// The account's bounce mailbox (without its password) and its status: when it was last read, the last error, and the messages read over the last 30 days by what they were taken for.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/bounce-mailbox (the `GetBounceMailbox` operationId).
+	GetBounceMailboxWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetBounceMailboxResponse, error)
+
+	// PutBounceMailboxWithBodyWithResponse Set the bounce mailbox
+	//
+	// The IMAP mailbox that receives the mail sent to the Return-Paths of the account's smtp senders with a bounce_domain. It is read about once a minute: each delivery status notification (RFC 3464) and complaint report (RFC 5965) is tied to its send by the signed token in the address it came back to, never by its text, and applied as a provider webhook's event would be (a hard bounce or a complaint suppresses the address, soft bounces count towards the limit); auto-replies are ignored; every message read is deleted, so use a mailbox for this alone. The password is stored encrypted and never returned; the host goes through the same egress rules as a sender's.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/bounce-mailbox (the `PutBounceMailbox` operationId).
+	PutBounceMailboxWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutBounceMailboxResponse, error)
+
+	// PutBounceMailboxWithResponse Set the bounce mailbox
+	//
+	// The IMAP mailbox that receives the mail sent to the Return-Paths of the account's smtp senders with a bounce_domain. It is read about once a minute: each delivery status notification (RFC 3464) and complaint report (RFC 5965) is tied to its send by the signed token in the address it came back to, never by its text, and applied as a provider webhook's event would be (a hard bounce or a complaint suppresses the address, soft bounces count towards the limit); auto-replies are ignored; every message read is deleted, so use a mailbox for this alone. The password is stored encrypted and never returned; the host goes through the same egress rules as a sender's.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/bounce-mailbox (the `PutBounceMailbox` operationId).
+	PutBounceMailboxWithResponse(ctx context.Context, body PutBounceMailboxJSONRequestBody, reqEditors ...RequestEditorFn) (*PutBounceMailboxResponse, error)
+
 	// ListCampaignsWithResponse List campaigns
 	//
 	// Campaigns of the account, cursor-paginated, oldest first (or newest first with order=newest).
@@ -31721,6 +32041,325 @@ func (r ListAuditLogResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListAuditLogResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteBounceMailboxResponse401Headers the declared response headers of an HTTP 401 response for DeleteBounceMailbox
+type DeleteBounceMailboxResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// DeleteBounceMailboxResponse429Headers the declared response headers of an HTTP 429 response for DeleteBounceMailbox
+type DeleteBounceMailboxResponse429Headers struct {
+	RetryAfter *int
+}
+
+// DeleteBounceMailboxResponse503Headers the declared response headers of an HTTP 503 response for DeleteBounceMailbox
+type DeleteBounceMailboxResponse503Headers struct {
+	RetryAfter *int
+}
+
+type DeleteBounceMailboxResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteBounceMailboxResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteBounceMailboxResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteBounceMailboxResponse503Headers
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeleteBounceMailboxResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DeleteBounceMailboxResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeleteBounceMailboxResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r DeleteBounceMailboxResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r DeleteBounceMailboxResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r DeleteBounceMailboxResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteBounceMailboxResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteBounceMailboxResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteBounceMailboxResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteBounceMailboxResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetBounceMailboxResponse401Headers the declared response headers of an HTTP 401 response for GetBounceMailbox
+type GetBounceMailboxResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetBounceMailboxResponse429Headers the declared response headers of an HTTP 429 response for GetBounceMailbox
+type GetBounceMailboxResponse429Headers struct {
+	RetryAfter *int
+}
+
+// GetBounceMailboxResponse503Headers the declared response headers of an HTTP 503 response for GetBounceMailbox
+type GetBounceMailboxResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetBounceMailboxResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BounceMailbox
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetBounceMailboxResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetBounceMailboxResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetBounceMailboxResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetBounceMailboxResponse) GetJSON200() *BounceMailbox {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetBounceMailboxResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetBounceMailboxResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetBounceMailboxResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetBounceMailboxResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetBounceMailboxResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetBounceMailboxResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetBounceMailboxResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetBounceMailboxResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetBounceMailboxResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetBounceMailboxResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PutBounceMailboxResponse401Headers the declared response headers of an HTTP 401 response for PutBounceMailbox
+type PutBounceMailboxResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PutBounceMailboxResponse429Headers the declared response headers of an HTTP 429 response for PutBounceMailbox
+type PutBounceMailboxResponse429Headers struct {
+	RetryAfter *int
+}
+
+// PutBounceMailboxResponse503Headers the declared response headers of an HTTP 503 response for PutBounceMailbox
+type PutBounceMailboxResponse503Headers struct {
+	RetryAfter *int
+}
+
+type PutBounceMailboxResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BounceMailbox
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationFailed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Overloaded
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PutBounceMailboxResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutBounceMailboxResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PutBounceMailboxResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutBounceMailboxResponse) GetJSON200() *BounceMailbox {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PutBounceMailboxResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PutBounceMailboxResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PutBounceMailboxResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r PutBounceMailboxResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PutBounceMailboxResponse) GetApplicationproblemJSON422() *ValidationFailed {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PutBounceMailboxResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PutBounceMailboxResponse) GetApplicationproblemJSON503() *Overloaded {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PutBounceMailboxResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PutBounceMailboxResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutBounceMailboxResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutBounceMailboxResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutBounceMailboxResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -50674,6 +51313,66 @@ func (c *ClientWithResponses) ListAuditLogWithResponse(ctx context.Context, para
 	return ParseListAuditLogResponse(rsp)
 }
 
+// DeleteBounceMailboxWithResponse Delete the bounce mailbox
+//
+// The mailbox is no longer read; its password is deleted.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/bounce-mailbox (the `DeleteBounceMailbox` operationId).
+func (c *ClientWithResponses) DeleteBounceMailboxWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*DeleteBounceMailboxResponse, error) {
+	rsp, err := c.DeleteBounceMailbox(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteBounceMailboxResponse(rsp)
+}
+
+// GetBounceMailboxWithResponse Get the bounce mailbox
+//
+// The account's bounce mailbox (without its password) and its status: when it was last read, the last error, and the messages read over the last 30 days by what they were taken for.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/bounce-mailbox (the `GetBounceMailbox` operationId).
+func (c *ClientWithResponses) GetBounceMailboxWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetBounceMailboxResponse, error) {
+	rsp, err := c.GetBounceMailbox(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetBounceMailboxResponse(rsp)
+}
+
+// PutBounceMailboxWithBodyWithResponse Set the bounce mailbox
+//
+// The IMAP mailbox that receives the mail sent to the Return-Paths of the account's smtp senders with a bounce_domain. It is read about once a minute: each delivery status notification (RFC 3464) and complaint report (RFC 5965) is tied to its send by the signed token in the address it came back to, never by its text, and applied as a provider webhook's event would be (a hard bounce or a complaint suppresses the address, soft bounces count towards the limit); auto-replies are ignored; every message read is deleted, so use a mailbox for this alone. The password is stored encrypted and never returned; the host goes through the same egress rules as a sender's.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/bounce-mailbox (the `PutBounceMailbox` operationId).
+func (c *ClientWithResponses) PutBounceMailboxWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutBounceMailboxResponse, error) {
+	rsp, err := c.PutBounceMailboxWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutBounceMailboxResponse(rsp)
+}
+
+// PutBounceMailboxWithResponse Set the bounce mailbox
+//
+// The IMAP mailbox that receives the mail sent to the Return-Paths of the account's smtp senders with a bounce_domain. It is read about once a minute: each delivery status notification (RFC 3464) and complaint report (RFC 5965) is tied to its send by the signed token in the address it came back to, never by its text, and applied as a provider webhook's event would be (a hard bounce or a complaint suppresses the address, soft bounces count towards the limit); auto-replies are ignored; every message read is deleted, so use a mailbox for this alone. The password is stored encrypted and never returned; the host goes through the same egress rules as a sender's.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/bounce-mailbox (the `PutBounceMailbox` operationId).
+func (c *ClientWithResponses) PutBounceMailboxWithResponse(ctx context.Context, body PutBounceMailboxJSONRequestBody, reqEditors ...RequestEditorFn) (*PutBounceMailboxResponse, error) {
+	rsp, err := c.PutBounceMailbox(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutBounceMailboxResponse(rsp)
+}
+
 // ListCampaignsWithResponse List campaigns
 //
 // Campaigns of the account, cursor-paginated, oldest first (or newest first with order=newest).
@@ -56797,6 +57496,319 @@ func ParseListAuditLogResponse(rsp *http.Response) (*ListAuditLogResponse, error
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListAuditLogResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteBounceMailboxResponse parses an HTTP response from a DeleteBounceMailboxWithResponse call
+func ParseDeleteBounceMailboxResponse(rsp *http.Response) (*DeleteBounceMailboxResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteBounceMailboxResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DeleteBounceMailboxResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteBounceMailboxResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteBounceMailboxResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetBounceMailboxResponse parses an HTTP response from a GetBounceMailboxWithResponse call
+func ParseGetBounceMailboxResponse(rsp *http.Response) (*GetBounceMailboxResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetBounceMailboxResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BounceMailbox
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetBounceMailboxResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetBounceMailboxResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetBounceMailboxResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePutBounceMailboxResponse parses an HTTP response from a PutBounceMailboxWithResponse call
+func ParsePutBounceMailboxResponse(rsp *http.Response) (*PutBounceMailboxResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutBounceMailboxResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BounceMailbox
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Overloaded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PutBounceMailboxResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PutBounceMailboxResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PutBounceMailboxResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

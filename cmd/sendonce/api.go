@@ -11,6 +11,7 @@ import (
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/apidoc"
 	"github.com/sendonce/sendonce/internal/audit"
+	"github.com/sendonce/sendonce/internal/bounce"
 	"github.com/sendonce/sendonce/internal/campaign"
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/dashboard"
@@ -117,6 +118,9 @@ func apiDeps(cfg config.Config, sh shared) (httpapi.Deps, error) {
 		d.DevInbox = inbox
 	}
 	d.Reports = report.NewService(pool, d.Campaigns)
+	// The bounce mailbox settings (the executor's side reads the mailboxes).
+	d.Bounces = bounce.NewService(pool, sh.credentials, bounce.NewVERP(keys), d.Webhooks,
+		bounce.Options{Guard: egress.Guard{AllowPrivate: cfg.EventAllowPrivate}})
 	// The service's own mail (invitations, sign-in links) goes through the
 	// deployment's provider, as test sends do.
 	d.Users = user.NewService(pool, d.Sessions, sh.credentials, sh.provider, user.Options{PublicURL: cfg.PublicURL,

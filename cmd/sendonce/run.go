@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/sendonce/sendonce/internal/bounce"
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/egress"
 	"github.com/sendonce/sendonce/internal/httpapi"
@@ -24,6 +25,7 @@ import (
 	"github.com/sendonce/sendonce/internal/startstop"
 	"github.com/sendonce/sendonce/internal/token"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
+	"github.com/sendonce/sendonce/internal/webhook"
 )
 
 type pgxPool = pgxpool.Pool
@@ -84,8 +86,11 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 	}
 	// Senders are aimed by tenants: their connections go through the same guard as
 	// event deliveries, with the same development switch.
+	// An smtp sender with a bounce domain names each send in its Return-Path, signed
+	// with the same keys; the bounce mailbox reader (below) reads them back.
+	verp := bounce.NewVERP(keys)
 	senders := sender.NewService(pool, ring, sender.WithGuard(egress.Guard{AllowPrivate: cfg.EventAllowPrivate}),
-		sender.WithSMTPChunking(cfg.SMTPChunking))
+		sender.WithSMTPChunking(cfg.SMTPChunking), sender.WithReturnPath(verp.Address))
 	// One router per process: the executor's sends and the API's test sends share
 	// the built sender providers; closed last, with the environment's provider.
 	routes := sender.NewRouter(senders, log)
@@ -141,6 +146,13 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 			return starting(err)
 		}
 		services = append(services, svcs...)
+		// The accounts' bounce mailboxes are read where sending runs; a mailbox
+		// host is a tenant's choice, so its connections go through the guard.
+		hooks := webhook.NewService(pool, webhook.Options{SoftBounceLimit: cfg.SoftBounceLimit,
+			SoftBounceWindow: cfg.SoftBounceWindow})
+		mailboxes := bounce.NewService(pool, ring, verp, hooks, bounce.Options{
+			Guard: egress.Guard{AllowPrivate: cfg.EventAllowPrivate}, Logger: log})
+		services = append(services, startstop.NewLoop(mailboxes.Run))
 	}
 
 	var api *http.Server

@@ -232,6 +232,9 @@ var Routes = map[string]Rule{
 	"PATCH /v1/senders/{id}":                            write(SendersManage, "sender.update", "sender"),
 	"DELETE /v1/senders/{id}":                           write(SendersManage, "sender.delete", "sender"),
 	"POST /v1/senders/{id}/verify":                      write(SendersManage, "sender.verify", "sender"),
+	"GET /v1/bounce-mailbox":                            read(SendersRead),
+	"PUT /v1/bounce-mailbox":                            write(SendersManage, "bounce_mailbox.set", "bounce_mailbox"),
+	"DELETE /v1/bounce-mailbox":                         write(SendersManage, "bounce_mailbox.delete", "bounce_mailbox"),
 	"POST /v1/domains/check":                            read(SendersManage), // a DNS look-up: changes nothing
 	"GET /v1/domains/{domain}/dkim-keys":                read(SendersRead),
 	"POST /v1/domains/{domain}/dkim-keys":               write(SendersManage, "dkim_key.create", "dkim_key"),

@@ -323,5 +323,6 @@ func (e *Executor) build(j job) (provider.Message, error) {
 	m, err := tmpl.Build(render.Recipient{JobID: r.JobID, Email: r.Email, Name: r.Name, Attributes: r.Attributes,
 		Event: j.event}, links)
 	m.Attachments = e.encoded.Attach(c.ID, c.files)
+	m.SendID = r.ID // a sender with a bounce domain names the row in its Return-Path
 	return m, err
 }

@@ -231,6 +231,10 @@ func (s *Server) routes() {
 			r.Patch("/senders/{id}", s.handle(s.updateSender))
 			r.Delete("/senders/{id}", s.handle(s.deleteSender))
 			r.With(s.unbounded).Post("/senders/{id}/verify", s.handle(s.verifySender))
+			// The bounce mailbox: its password is write-only, like sender credentials.
+			r.Get("/bounce-mailbox", s.handle(s.getBounceMailbox))
+			r.Put("/bounce-mailbox", s.handle(s.putBounceMailbox))
+			r.Delete("/bounce-mailbox", s.handle(s.deleteBounceMailbox))
 			r.Post("/domains/check", s.handle(s.checkDomain))
 			// DKIM keys of a sending domain: private halves sealed, never returned.
 			r.Get("/domains/{domain}/dkim-keys", s.handle(s.listDkimKeys))

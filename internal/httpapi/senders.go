@@ -99,7 +99,8 @@ func toAPISenderSettings(s sender.Settings) api.SenderSettings {
 	out := api.SenderSettings{Host: ifSet[string](s.Host), Security: ifSet[api.SenderSettingsSecurity](s.Security),
 		Username: ifSet[string](s.Username), Url: ifSet[string](s.URL), Endpoint: ifSet[string](s.Endpoint),
 		Region: ifSet[string](s.Region), Domain: ifSet[string](s.Domain), MessageStream: ifSet[string](s.MessageStream),
-		ConfigurationSet: ifSet[string](s.ConfigurationSet), DkimSign: s.DKIMSign}
+		ConfigurationSet: ifSet[string](s.ConfigurationSet), DkimSign: s.DKIMSign,
+		BounceDomain: ifSet[string](s.BounceDomain)}
 	if s.Port != 0 {
 		out.Port = &s.Port
 	}
@@ -112,7 +113,8 @@ func senderSettings(in *api.SenderSettings) sender.Settings {
 	}
 	out := sender.Settings{Host: unset(in.Host), Security: unset(in.Security), Username: unset(in.Username),
 		URL: unset(in.Url), Endpoint: unset(in.Endpoint), Region: unset(in.Region), Domain: unset(in.Domain),
-		MessageStream: unset(in.MessageStream), ConfigurationSet: unset(in.ConfigurationSet), DKIMSign: in.DkimSign}
+		MessageStream: unset(in.MessageStream), ConfigurationSet: unset(in.ConfigurationSet), DKIMSign: in.DkimSign,
+		BounceDomain: unset(in.BounceDomain)}
 	if in.Port != nil {
 		out.Port = *in.Port
 	}

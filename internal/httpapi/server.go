@@ -20,6 +20,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/audit"
+	"github.com/sendonce/sendonce/internal/bounce"
 	"github.com/sendonce/sendonce/internal/campaign"
 	"github.com/sendonce/sendonce/internal/dnscheck"
 	"github.com/sendonce/sendonce/internal/erasure"
@@ -93,6 +94,8 @@ type Deps struct {
 	Sequences *sequence.Service
 	// Senders manages the accounts' senders.
 	Senders *sender.Service
+	// Bounces keeps the accounts' bounce mailboxes.
+	Bounces *bounce.Service
 	// Domains checks sending domains' SPF, DKIM and DMARC.
 	Domains *dnscheck.Checker
 	// Routes builds (and caches) the providers of senders for test sends. The
@@ -161,7 +164,7 @@ func (d Deps) required() error {
 		"OpenAPI": len(d.OpenAPI) > 0, "Reference": d.Reference != nil, "Dashboard": d.Dashboard != nil, "Accounts": d.Accounts != nil, "Operator": d.Operator != nil, "Unsubscribe": d.Unsubscribe != nil,
 		"Webhooks": d.Webhooks != nil, "Subscribers": d.Subscribers != nil, "Campaigns": d.Campaigns != nil,
 		"Templates": d.Templates != nil, "Layouts": d.Layouts != nil, "Transactional": d.Transactional != nil, "Segments": d.Segments != nil,
-		"Sequences": d.Sequences != nil, "Senders": d.Senders != nil, "Domains": d.Domains != nil,
+		"Sequences": d.Sequences != nil, "Senders": d.Senders != nil, "Bounces": d.Bounces != nil, "Domains": d.Domains != nil,
 		"Routes": d.Routes != nil, "TestSender": d.TestSender != nil, "Events": d.Events != nil,
 		"Optin": d.Optin != nil, "Idempotency": d.Idempotency != nil,
 		"Sessions": d.Sessions != nil, "Tracking": d.Tracking != nil, "Audit": d.Audit != nil, "Users": d.Users != nil, "SSO": d.SSO != nil, "Reports": d.Reports != nil,

@@ -104,6 +104,10 @@ func TestCrossTenant(t *testing.T) {
 	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
 	dk := decodeAs[api.DkimKey](t, res)
 
+	res = e.do(a, "PUT", "/v1/bounce-mailbox", map[string]any{"host": "imap.example.com", "port": 993,
+		"username": "bounces", "password": "a-password", "enabled": true})
+	require.Equal(t, http.StatusOK, res.Status, string(res.Body))
+
 	res = e.do(a, "POST", "/v1/media?name=logo.png", pngBytes(t, 40, 20), "Content-Type", "image/png")
 	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
 	img := decodeAs[api.Media](t, res)
@@ -124,7 +128,7 @@ func TestCrossTenant(t *testing.T) {
 			"/v1/senders", "/v1/senders/" + itoa(snd.ID), "/v1/api-keys",
 			"/v1/sender-pools", "/v1/sender-pools/" + itoa(pl.Id),
 			"/v1/sequences", "/v1/sequences/" + itoa(seq.Id), "/v1/sequences/" + itoa(seq.Id) + "/enrollments",
-			"/v1/sequences/" + itoa(seq.Id) + "/stats", "/v1/account/sso", "/v1/domains/news.example.com/dkim-keys"} {
+			"/v1/sequences/" + itoa(seq.Id) + "/stats", "/v1/account/sso", "/v1/domains/news.example.com/dkim-keys", "/v1/bounce-mailbox"} {
 			r := e.do(a, "GET", p, nil)
 			require.Equal(t, http.StatusOK, r.Status, p)
 			out = append(out, string(r.Body))
@@ -336,6 +340,12 @@ func TestCrossTenant(t *testing.T) {
 		"getSenderPool":    {},
 		"updateSenderPool": {body: map[string]any{"name": "hijacked"}},
 		"deleteSenderPool": {},
+		// The bounce mailbox is the key's own account's: B reads and deletes none
+		// (A's stays as it was), and sets its own.
+		"getBounceMailbox":    {},
+		"deleteBounceMailbox": {},
+		"putBounceMailbox": {body: map[string]any{"host": "imap.b.example", "port": 993, "username": "b",
+			"password": "b-password", "enabled": true}, expect: http.StatusOK},
 		// Sequences: B can neither read, change, run nor enroll into A's, nor
 		// build one from A's template; B's /track with A's event id and address is
 		// B's own event (B has no such subscriber: it triggers nothing).

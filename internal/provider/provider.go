@@ -42,6 +42,12 @@ type Message struct {
 	Subject   string
 	HTML      string
 	Text      string
+	// ReturnPath is the envelope sender (SMTP MAIL FROM, where bounces go) when
+	// it is not From: a VERP address naming the send (internal/bounce).
+	ReturnPath string
+	// SendID is the send row the message is for (0 when none: a test send, a
+	// system mail), so a provider wrapper can name it in ReturnPath.
+	SendID int64
 	// Headers are extra headers, in order; List-Unsubscribe and
 	// List-Unsubscribe-Post are among them for campaign messages.
 	Headers []Header

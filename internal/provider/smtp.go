@@ -267,9 +267,9 @@ func (p *SMTP) Send(ctx context.Context, m Message) (string, error) {
 		cut := context.AfterFunc(ctx, func() { raw.Close() }) //nolint:errcheck // cutting on purpose
 		var f *smtpFailure
 		if chunked {
-			f = p.transactChunked(sl, m.From, rcpts[0], msg)
+			f = p.transactChunked(sl, envelopeFrom(m), rcpts[0], msg)
 		} else {
-			f = p.transact(sl, m.From, rcpts, msg)
+			f = p.transact(sl, envelopeFrom(m), rcpts, msg)
 		}
 		cutHappened := !cut()
 		if f == nil || !f.broken {
@@ -299,6 +299,14 @@ func (p *SMTP) Send(ctx context.Context, m Message) (string, error) {
 		e.RouteDown = f.routeDown()
 		return "", e
 	}
+}
+
+// envelopeFrom is m's MAIL FROM address: its Return-Path when set, else From.
+func envelopeFrom(m Message) string {
+	if m.ReturnPath != "" {
+		return m.ReturnPath
+	}
+	return m.From
 }
 
 // prepend puts head before msg, in msg's buffer when it has room.

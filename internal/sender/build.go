@@ -84,7 +84,27 @@ func (s *Service) Built(r store.Sender) (Provider, error) {
 	if s.dkim != nil {
 		signer = s.dkim.For(r.AccountID)
 	}
-	return build(r.Type, st, c, int(r.MaxConnections), s.guard, s.noChunking, signer)
+	p, err := build(r.Type, st, c, int(r.MaxConnections), s.guard, s.noChunking, signer)
+	if err != nil || r.Type != "smtp" || st.BounceDomain == "" || s.returnPath == nil {
+		return p, err
+	}
+	return &verp{Provider: p, accountID: r.AccountID, domain: st.BounceDomain, returnPath: s.returnPath}, nil
+}
+
+// verp puts the Return-Path naming its send on each message that has one.
+type verp struct {
+	Provider
+	accountID  int64
+	domain     string
+	returnPath ReturnPath
+}
+
+// Send sends m with its VERP Return-Path when m is a send's.
+func (v *verp) Send(ctx context.Context, m provider.Message) (string, error) {
+	if m.SendID != 0 && m.ReturnPath == "" {
+		m.ReturnPath = v.returnPath(v.accountID, m.SendID, v.domain)
+	}
+	return v.Provider.Send(ctx, m)
 }
 
 // VerifyResult is the answer of a credentials check.

@@ -68,6 +68,10 @@ type Settings struct {
 	// DKIMSign false sends unsigned even when the From domain has an active DKIM
 	// key (a relay that signs itself); nil or true signs.
 	DKIMSign *bool `json:"dkim_sign,omitempty"`
+	// BounceDomain, when set, puts a VERP Return-Path on each send:
+	// bounces+<signed token>@<BounceDomain>, whose mail the account's bounce
+	// mailbox reads (internal/bounce). Its MX must deliver there.
+	BounceDomain string `json:"bounce_domain,omitempty"`
 	// http: the URL that receives one POST per message.
 	URL string `json:"url,omitempty"`
 	// Endpoint replaces a native provider's API origin (a proxy, a test server).
@@ -222,7 +226,7 @@ func validSettings(typ string, s Settings, g egress.Guard) error {
 		return apperr.Invalidf("/settings/"+field, format, args...)
 	}
 	allowed := map[string][]string{
-		"smtp":     {"host", "port", "security", "username", "dkim_sign"},
+		"smtp":     {"host", "port", "security", "username", "dkim_sign", "bounce_domain"},
 		"http":     {"url"},
 		"resend":   {"endpoint"},
 		"postmark": {"endpoint", "message_stream"},
@@ -277,6 +281,12 @@ func validSettings(typ string, s Settings, g egress.Guard) error {
 		}
 		if s.Security != "" && s.Security != "none" && s.Security != "starttls" && s.Security != "tls" {
 			return bad("security", "security is none, starttls or tls")
+		}
+		if s.BounceDomain != "" {
+			if _, err := address.Parse("x@" + s.BounceDomain); err != nil || len(s.BounceDomain) > 253 ||
+				!strings.Contains(s.BounceDomain, ".") || strings.ContainsAny(s.BounceDomain, "[]") {
+				return bad("bounce_domain", "bounce_domain is a domain name such as bounces.example.com")
+			}
 		}
 	case "http":
 		if !httpURL(s.URL) {

@@ -32,7 +32,18 @@ type Service struct {
 	noChunking bool
 	// dkim holds the accounts' DKIM keys (sealed with ring) that smtp senders sign with.
 	dkim *dkim.Service
+	// returnPath makes the VERP Return-Path of a send for smtp senders with a
+	// bounce domain; nil leaves MAIL FROM the From address.
+	returnPath ReturnPath
 }
+
+// ReturnPath returns the envelope sender naming the send sendID of accountID at
+// domain (bounce.VERP.Address).
+type ReturnPath func(accountID, sendID int64, domain string) string
+
+// WithReturnPath sets how smtp senders with a bounce_domain name each send in
+// their MAIL FROM.
+func WithReturnPath(rp ReturnPath) Option { return func(s *Service) { s.returnPath = rp } }
 
 // Option configures a Service.
 type Option func(*Service)

@@ -97,6 +97,30 @@ type AuditLog struct {
 	CreatedAt  time.Time
 }
 
+type BounceMailbox struct {
+	AccountID   int64
+	Host        string
+	Port        int32
+	Security    string
+	Username    string
+	SecretKeyID string
+	Secret      []byte
+	Folder      string
+	Enabled     bool
+	LastPollAt  *time.Time
+	LastError   *string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+type BounceMessage struct {
+	AccountID  int64
+	MessageKey string
+	Outcome    string
+	SendID     *int64
+	ReceivedAt time.Time
+}
+
 type Campaign struct {
 	ID                 int64
 	AccountID          int64

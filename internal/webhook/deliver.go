@@ -132,7 +132,7 @@ func (s *Service) Deliver(ctx context.Context, source string, endpointID int64, 
 	if err := checkEvents(events); err != nil {
 		return Result{}, err
 	}
-	return s.apply(ctx, ep, events)
+	return s.Apply(ctx, ep.AccountID, ep.Source, fmt.Sprintf("webhook:%s:%d", ep.Source, ep.ID), events)
 }
 
 func invalid(err error) error {
@@ -175,12 +175,14 @@ var eventOf = map[string]string{
 	suppression.ReasonComplaint:   event.SubscriberComplained,
 }
 
-// apply records every event id and its effect in one transaction: the id insert is
-// the gate, so an event seen before changes nothing, and a crash before commit
-// leaves nothing behind for the provider's retry to trip over.
-func (s *Service) apply(ctx context.Context, ep store.WebhookEndpoint, events []Event) (Result, error) {
+// Apply records every event id and its effect for the account in one
+// transaction: the id insert, keyed by (account, source, event id), is the gate,
+// so an event seen before changes nothing, and a crash before commit leaves
+// nothing behind for the provider's retry to trip over. origin names where the
+// events came from in the suppressions and events it writes. Provider webhooks
+// and the bounce mailbox (internal/bounce) both apply through it.
+func (s *Service) Apply(ctx context.Context, accountID int64, source, origin string, events []Event) (Result, error) {
 	res := Result{Events: len(events)}
-	origin := fmt.Sprintf("webhook:%s:%d", ep.Source, ep.ID)
 	now := s.opts.Now()
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		res.Applied, res.Replayed, res.Suppressed = 0, 0, 0
@@ -196,7 +198,7 @@ func (s *Service) apply(ctx context.Context, ep store.WebhookEndpoint, events []
 			}
 			payload, _ := json.Marshal(e)
 			n, err := q.WebhookEventInsert(ctx, store.WebhookEventInsertParams{
-				AccountID: ep.AccountID, Source: ep.Source, EventID: e.ID, Type: e.Type, EmailLower: lower, Payload: payload,
+				AccountID: accountID, Source: source, EventID: e.ID, Type: e.Type, EmailLower: lower, Payload: payload,
 			})
 			if err != nil {
 				return fmt.Errorf("record webhook event: %w", err)
@@ -209,7 +211,7 @@ func (s *Service) apply(ctx context.Context, ep store.WebhookEndpoint, events []
 			if e.JobID != "" || e.ProviderMessageID != "" {
 				fb := string(e.Kind)
 				if _, err := q.SendRecordFeedback(ctx, store.SendRecordFeedbackParams{
-					Feedback: &fb, Now: &now, AccountID: ep.AccountID,
+					Feedback: &fb, Now: &now, AccountID: accountID,
 					JobID: nonEmpty(e.JobID), ProviderMessageID: nonEmpty(e.ProviderMessageID),
 				}); err != nil {
 					return fmt.Errorf("record feedback on send: %w", err)
@@ -222,12 +224,12 @@ func (s *Service) apply(ctx context.Context, ep store.WebhookEndpoint, events []
 			if e.Kind == KindSoftBounce {
 				window := s.opts.SoftBounceWindow.Seconds()
 				if err := q.SoftBouncePrune(ctx, store.SoftBouncePruneParams{
-					AccountID: ep.AccountID, EmailLower: *lower, Now: &now, WindowSeconds: window,
+					AccountID: accountID, EmailLower: *lower, Now: &now, WindowSeconds: window,
 				}); err != nil {
 					return fmt.Errorf("prune soft bounces: %w", err)
 				}
 				count, err := q.SoftBounceAddAndCount(ctx, store.SoftBounceAddAndCountParams{
-					AccountID: ep.AccountID, EmailLower: *lower, MessageKey: messageKey(e), Now: &now,
+					AccountID: accountID, EmailLower: *lower, MessageKey: messageKey(e), Now: &now,
 					WindowSeconds: window,
 				})
 				if err != nil {
@@ -238,11 +240,11 @@ func (s *Service) apply(ctx context.Context, ep store.WebhookEndpoint, events []
 				}
 				reason, source = suppression.ReasonHardBounce, origin+":soft-bounces"
 			}
-			_, inserted, err := suppression.Add(ctx, tx, ep.AccountID, addr.Email, reason, source)
+			_, inserted, err := suppression.Add(ctx, tx, accountID, addr.Email, reason, source)
 			if err != nil {
 				return err
 			}
-			if err := event.Emit(ctx, tx, ep.AccountID, eventOf[reason], map[string]any{
+			if err := event.Emit(ctx, tx, accountID, eventOf[reason], map[string]any{
 				"email": addr.Lower, "kind": e.Kind, "source": source, "provider_event_id": e.ID,
 				"job_id": e.JobID, "provider_message_id": e.ProviderMessageID,
 			}); err != nil {

@@ -4,7 +4,7 @@
 // sender stands out with its reason: new credentials resume it.
 import { DomainCheck } from './domains.js';
 import { html, useState } from './preact-htm.js';
-import { api } from './api.js';
+import { api, Problem } from './api.js';
 import { Field, Select, ErrorBox, Empty, fieldError, useLoad, when, go, PageHeader, toast } from './ui.js';
 import { usePaged, Pager } from './pager.js';
 
@@ -19,6 +19,7 @@ const fieldsOf = {
     { group: 'settings', key: 'security', label: 'Security', options: [['starttls', 'STARTTLS'], ['tls', 'TLS'], ['none', 'none']] },
     { group: 'settings', key: 'username', label: 'User name' },
     { group: 'credentials', key: 'password', label: 'Password', type: 'password' },
+    { group: 'settings', key: 'bounce_domain', label: 'Bounce domain (optional)', hint: 'Each send goes out with the Return-Path bounces+<token>@ this domain; its MX delivers to the bounce mailbox below.' },
   ],
   http: [
     { group: 'settings', key: 'url', label: 'URL', type: 'url', required: true, hint: 'Each message is POSTed here as JSON, with our job id to deduplicate on.' },
@@ -278,7 +279,60 @@ export function Senders() {
     <h2 id="new-sender">New sender</h2>
     ${adding ? html`<${SenderForm} onSaved=${(/** @type {any} */ s) => { reload(); go('#/senders/' + s.id); }} />`
       : html`<button type="button" class="primary" onClick=${() => setAdding(true)}>Add a sender</button>`}
+    <${BounceMailbox} />
     <${DomainCheck} />`;
+}
+
+/** The account's bounce mailbox: where the Return-Paths of smtp senders with a bounce domain deliver. */
+function BounceMailbox() {
+  const [m, loadError, reload] = useLoad(() => api('GET', '/v1/bounce-mailbox').catch((err) => {
+    if (err instanceof Problem && err.status === 404) return null;
+    throw err;
+  }), []);
+  const [v, setV] = useState(/** @type {Record<string,string>} */ ({ port: '993', security: 'tls' }));
+  const [error, setError] = useState(/** @type {any} */ (null));
+  const [busy, setBusy] = useState(false);
+  const set = (/** @type {string} */ k) => (/** @type {string} */ x) => setV({ ...v, [k]: x });
+  const save = async (/** @type {Event} */ e) => {
+    e.preventDefault();
+    setError(null);
+    setBusy(true);
+    try {
+      await api('PUT', '/v1/bounce-mailbox', { host: (v.host || '').trim(), port: Number(v.port || 0), security: v.security,
+        username: (v.username || '').trim(), password: v.password || '', folder: (v.folder || '').trim() || undefined, enabled: true });
+      setV({ ...v, password: '' });
+      toast('Bounce mailbox saved');
+      reload();
+    } catch (err) { setError(err); }
+    setBusy(false);
+  };
+  const remove = async () => {
+    if (!confirm('Stop reading the bounce mailbox and delete its settings?')) return;
+    try { await api('DELETE', '/v1/bounce-mailbox'); reload(); } catch (err) { setError(err); }
+  };
+  return html`<section aria-labelledby="bounce-mailbox"><h2 id="bounce-mailbox">Bounce mailbox</h2>
+    <p>Bounces and complaint reports sent back to the Return-Path of smtp senders with a bounce domain are read from this IMAP mailbox about once a minute and applied like a provider's webhook. Every message read is deleted: use a mailbox for this alone.</p>
+    <${ErrorBox} error=${loadError} />
+    ${m && html`<dl class="facts" data-bounce-mailbox>
+      <dt>Mailbox</dt><dd>${m.username} at ${m.host}:${m.port} (${m.security}), folder ${m.folder}${m.enabled ? '' : ' (not read)'}</dd>
+      <dt>Last read</dt><dd>${m.last_poll_at ? when(m.last_poll_at) : 'not yet'}</dd>
+      ${m.last_error && html`<dt>Last error</dt><dd class="field-error">${m.last_error}</dd>`}
+      <dt>Read (30 days)</dt><dd>${Object.keys(m.processed).length ? Object.entries(m.processed).map(([k, n]) => `${k.replace('_', ' ')}: ${n}`).join(', ') : 'nothing yet'}</dd>
+    </dl>
+    <p><button type="button" class="danger" onClick=${remove}>Delete the bounce mailbox</button></p>`}
+    ${m === null && html`<p>No bounce mailbox is set.</p>`}
+    <form onSubmit=${save} class="form" aria-label=${m ? 'Change the bounce mailbox' : 'Set the bounce mailbox'}>
+      <${Field} label="IMAP host" value=${v.host || ''} onInput=${set('host')} required error=${fieldError(error, '/host')} />
+      <${Field} label="Port" type="number" value=${v.port || ''} onInput=${set('port')} required error=${fieldError(error, '/port')} />
+      <${Select} label="Security" value=${v.security} onChange=${set('security')} options=${[['tls', 'TLS'], ['starttls', 'STARTTLS'], ['none', 'none']]} />
+      <${Field} label="User name" value=${v.username || ''} onInput=${set('username')} required error=${fieldError(error, '/username')} />
+      <${Field} label="Password" type="password" autocomplete="new-password" value=${v.password || ''} onInput=${set('password')} required
+        hint="Stored encrypted, never shown." error=${fieldError(error, '/password')} />
+      <${Field} label="Folder (optional)" value=${v.folder || ''} onInput=${set('folder')} hint="INBOX when empty." error=${fieldError(error, '/folder')} />
+      <${ErrorBox} error=${error} />
+      <p><button type="submit" class="primary" disabled=${busy}>${m ? 'Replace the bounce mailbox' : 'Set the bounce mailbox'}</button></p>
+    </form>
+  </section>`;
 }
 
 /** @param {{id:number}} p */

@@ -1,0 +1,185 @@
+package bounce
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/egress"
+	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/sender"
+	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/webhook"
+)
+
+// Options configure a Service.
+type Options struct {
+	// Interval is how long a mailbox rests between polls; default one minute.
+	Interval time.Duration
+	// Timeout bounds one poll of one mailbox (connect, read, delete); default two minutes.
+	Timeout time.Duration
+	// Guard says where mailbox connections may go: a tenant aims them.
+	Guard egress.Guard
+	// Logger receives the poll failures; nil discards them.
+	Logger *slog.Logger
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// Service keeps the accounts' bounce mailboxes and reads them.
+type Service struct {
+	pool  *pgxpool.Pool
+	ring  *sender.KeyRing
+	verp  *VERP
+	hooks *webhook.Service
+	opts  Options
+	// afterApply, when set (tests), runs after a message is applied and before
+	// it is deleted; an error ends the poll there, as a crash would.
+	afterApply func(uid uint32) error
+}
+
+// NewService returns a Service: ring seals the mailbox passwords (as sender
+// credentials), verp reads the Return-Paths, hooks applies what they say.
+func NewService(pool *pgxpool.Pool, ring *sender.KeyRing, verp *VERP, hooks *webhook.Service, o Options) *Service {
+	if o.Interval <= 0 {
+		o.Interval = time.Minute
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 2 * time.Minute
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if ring == nil {
+		ring = &sender.KeyRing{}
+	}
+	return &Service{pool: pool, ring: ring, verp: verp, hooks: hooks, opts: o}
+}
+
+// MailboxInput is an account's bounce mailbox as set: every field, the password
+// included (write-only, stored sealed, never returned).
+type MailboxInput struct {
+	Host     string
+	Port     int
+	Security string // tls (default), starttls or none
+	Username string
+	Password string
+	Folder   string // default INBOX
+	Enabled  bool
+}
+
+// Mailbox is an account's bounce mailbox as shown, with its status.
+type Mailbox struct {
+	Host, Security, Username, Folder string
+	Port                             int
+	Enabled                          bool
+	LastPollAt                       *time.Time
+	LastError                        *string
+	// Processed counts the messages read, by what they were taken for
+	// (hard_bounce, soft_bounce, complaint, auto_reply, forged, foreign,
+	// unmatched, other), over the last 30 days.
+	Processed map[string]int64
+}
+
+// aad binds a sealed password to its account.
+func aad(accountID int64) []byte {
+	return []byte("sendonce.bounce-mailbox.v1:" + strconv.FormatInt(accountID, 10))
+}
+
+// Put sets the account's bounce mailbox; bad input is a 422 naming the field.
+func (s *Service) Put(ctx context.Context, accountID int64, in MailboxInput) (Mailbox, error) {
+	if in.Security == "" {
+		in.Security = "tls"
+	}
+	if in.Folder == "" {
+		in.Folder = "INBOX"
+	}
+	if err := s.validate(in); err != nil {
+		return Mailbox{}, err
+	}
+	keyID, sealed, err := s.ring.Seal([]byte(in.Password), aad(accountID))
+	if err != nil {
+		return Mailbox{}, apperr.Invalidf("/password", "the password cannot be stored: %s", err)
+	}
+	// In a transaction, so the request's audit entry is written with it.
+	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		_, err := store.New(tx).BounceMailboxUpsert(ctx, store.BounceMailboxUpsertParams{
+			AccountID: accountID, Host: strings.ToLower(in.Host), Port: int32(in.Port), Security: in.Security,
+			Username: in.Username, SecretKeyID: keyID, Secret: sealed, Folder: in.Folder, Enabled: in.Enabled,
+		})
+		return err
+	})
+	if err != nil {
+		return Mailbox{}, postgres.Error(err, "bounce mailbox")
+	}
+	return s.Get(ctx, accountID)
+}
+
+func (s *Service) validate(in MailboxInput) error {
+	switch {
+	case in.Host == "" || len(in.Host) > 253:
+		return apperr.Invalidf("/host", "host is 1 to 253 characters")
+	case in.Port < 1 || in.Port > 65535:
+		return apperr.Invalidf("/port", "port is between 1 and 65535")
+	case in.Security != "tls" && in.Security != "starttls" && in.Security != "none":
+		return apperr.Invalidf("/security", "security is tls, starttls or none")
+	case in.Username == "" || len(in.Username) > 500:
+		return apperr.Invalidf("/username", "username is 1 to 500 characters")
+	case in.Password == "" || len(in.Password) > 500:
+		return apperr.Invalidf("/password", "password is 1 to 500 characters")
+	case len(in.Folder) > 200 || strings.ContainsAny(in.Folder, "\r\n\x00"):
+		return apperr.Invalidf("/folder", "folder is at most 200 characters, on one line")
+	}
+	// The dialler refuses internal addresses on every connection; what the text
+	// alone shows (a literal internal address, localhost) is refused here.
+	if err := s.opts.Guard.CheckHost(in.Host); err != nil {
+		return apperr.Invalidf("/host", "host %s", err)
+	}
+	return nil
+}
+
+// Get returns the account's bounce mailbox and its status; none is not_found.
+func (s *Service) Get(ctx context.Context, accountID int64) (Mailbox, error) {
+	q := store.New(s.pool)
+	row, err := q.BounceMailboxGet(ctx, accountID)
+	if err != nil {
+		return Mailbox{}, postgres.Error(err, "bounce mailbox")
+	}
+	counts, err := q.BounceMessageCounts(ctx, accountID)
+	if err != nil {
+		return Mailbox{}, postgres.Error(err, "bounce mailbox")
+	}
+	m := Mailbox{Host: row.Host, Port: int(row.Port), Security: row.Security, Username: row.Username,
+		Folder: row.Folder, Enabled: row.Enabled, LastPollAt: row.LastPollAt, LastError: row.LastError,
+		Processed: map[string]int64{}}
+	for _, c := range counts {
+		m.Processed[c.Outcome] = c.N
+	}
+	return m, nil
+}
+
+// Delete removes the account's bounce mailbox; none is not_found.
+func (s *Service) Delete(ctx context.Context, accountID int64) error {
+	var n int64
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		n, err = store.New(tx).BounceMailboxDelete(ctx, accountID)
+		return err
+	})
+	if err != nil {
+		return postgres.Error(err, "bounce mailbox")
+	}
+	if n == 0 {
+		return apperr.New(apperr.NotFound, "bounce mailbox not found")
+	}
+	return nil
+}
