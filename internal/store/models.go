@@ -145,6 +145,7 @@ type Campaign struct {
 	Markdown           string
 	LayoutID           *int64
 	DeliverAtLocal     *string
+	Blocks             json.RawMessage
 }
 
 type CampaignAttachment struct {
@@ -686,6 +687,7 @@ type Template struct {
 	ContentType string
 	Markdown    string
 	LayoutID    *int64
+	Blocks      json.RawMessage
 }
 
 type TemplateAttachment struct {
