@@ -3,8 +3,9 @@
 // removed and reordered with buttons (keyboard) or by dragging, and each move is
 // announced in a live region. The server renders the design; this module only
 // edits the JSON, so what the preview shows is what is sent.
-import { html, useState } from './preact-htm.js';
-import { Field, Select, fieldError } from './ui.js';
+import { html, useState, useEffect } from './preact-htm.js';
+import { api } from './api.js';
+import { Field, Select, fieldError, explain } from './ui.js';
 
 /** The block types offered, with their labels. @type {Array<[string,string]>} */
 const TYPES = [['heading', 'Heading'], ['text', 'Text'], ['button', 'Button'], ['image', 'Image'], ['divider', 'Divider'],
@@ -146,4 +147,29 @@ export function Builder({ design, onChange, error }) {
     </section>`)}
     <button type="button" onClick=${() => rows((rs) => [...rs, { columns: [{ blocks: [] }] }], `Row ${d.rows.length + 1} added.`)}>Add a row</button>
   </div>`;
+}
+
+/**
+ * The live preview of a design: rendered by the API (nothing saved) in the
+ * account's default layout a moment after an edit, with the sample subscriber.
+ * @param {{subject:string, design:any}} p
+ */
+export function BlocksPreview({ subject, design }) {
+  const [out, setOut] = useState(/** @type {any} */ (null));
+  const [err, setErr] = useState(/** @type {any} */ (null));
+  const key = JSON.stringify(design);
+  useEffect(() => {
+    let current = true;
+    const t = setTimeout(() => {
+      api('POST', '/v1/templates/preview', { subject: subject || ' ', content_type: 'blocks', blocks: design })
+        .then((r) => { if (current) { setOut(r); setErr(null); } }, (e) => { if (current) { setErr(e); setOut(null); } });
+    }, 300);
+    return () => { current = false; clearTimeout(t); };
+  }, [subject, key]);
+  return html`<section aria-labelledby="blocks-preview" aria-live="polite" data-blocks-preview=${out ? 'ready' : undefined}>
+    <h3 id="blocks-preview">Preview</h3>
+    ${err && html`<p class="field-error">The design has an error: ${explain(err)}</p>`}
+    ${!out && !err && html`<p>Rendering…</p>`}
+    ${out && html`<iframe title="Preview of the blocks" sandbox="" srcdoc=${out.html}></iframe><pre class="source">${out.text}</pre>`}
+  </section>`;
 }
