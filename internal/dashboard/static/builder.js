@@ -19,9 +19,9 @@ function newBlock(t) {
   switch (t) {
     case 'heading': return { type: t, text: 'Heading', level: 1 };
     case 'text': return { type: t, text: 'Text' };
-    case 'button': return { type: t, text: 'Read more', url: 'https://' };
-    case 'image': return { type: t, src: 'https://', alt: '' };
-    case 'social': return { type: t, links: [{ network: 'website', url: 'https://' }] };
+    case 'button': return { type: t, text: 'Read more', url: '' };
+    case 'image': return { type: t, src: '', alt: '' };
+    case 'social': return { type: t, links: [{ network: 'website', url: '' }] };
     case 'footer': return { type: t, text: '' };
     default: return { type: t };
   }
@@ -78,7 +78,7 @@ export function Builder({ design, onChange, error }) {
     const f = (/** @type {string} */ k) => (/** @type {any} */ v) => set({ ...b, [k]: v });
     const num = (/** @type {string} */ k) => (/** @type {string} */ v) => { const n = parseInt(v, 10); const o = { ...b }; if (isNaN(n)) delete o[k]; else o[k] = n; set(o); };
     const text = (/** @type {string} */ label, long = false, k = 'text') => html`<${Field} label=${label} textarea=${long} rows=${3} value=${b[k] || ''} onInput=${f(k)} error=${err(p + '/' + k)} />`;
-    const url = (/** @type {string} */ label, k = 'url') => html`<${Field} label=${label} type="text" value=${b[k] || ''} onInput=${f(k)} error=${err(p + '/' + k)} hint="https://…, or a template action such as {{.UnsubscribeURL}}" />`;
+    const url = (/** @type {string} */ label, k = 'url') => html`<${Field} label=${label} type="text" value=${b[k] || ''} onInput=${f(k)} error=${err(p + '/' + k)} hint="A full address starting with https:, or a template action such as {{.UnsubscribeURL}}" />`;
     const align = html`<${Select} label="Alignment" value=${b.align || ''} onChange=${f('align')} options=${ALIGN} error=${err(p + '/align')} />`;
     switch (b.type) {
       case 'heading': return html`${text('Heading text')}<${Select} label="Level" value=${String(b.level || 1)} onChange=${num('level')}
@@ -98,7 +98,7 @@ export function Builder({ design, onChange, error }) {
             options=${NETWORKS.map((n) => [n, n])} error=${err(`${p}/links/${i}/network`)} />
           <${Field} label=${`Address ${i + 1}`} value=${l.url} onInput=${(/** @type {string} */ v) => setLinks(links.map((x, j) => j === i ? { ...x, url: v } : x))} error=${err(`${p}/links/${i}/url`)} />
           <button type="button" class="link danger" onClick=${() => setLinks(links.filter((_x, j) => j !== i))}>Remove link ${i + 1}</button></div>`)}
-          <button type="button" onClick=${() => setLinks([...links, { network: 'website', url: 'https://' }])}>Add a link</button></fieldset>${align}`;
+          <button type="button" onClick=${() => setLinks([...links, { network: 'website', url: '' }])}>Add a link</button></fieldset>${align}`;
       }
       default: return null;
     }
