@@ -56,6 +56,16 @@ export function Builder({ design, onChange, error }) {
   const [said, setSaid] = useState('');
   const [drag, setDrag] = useState(/** @type {any} */ (null));
   const [adding, setAdding] = useState(/** @type {Record<string,string>} */ ({}));
+  // After a move by keyboard the focus follows the block to its new place.
+  const [focus, setFocus] = useState('');
+  useEffect(() => {
+    if (!focus) return;
+    const [at, dir] = focus.split(' ');
+    const el = /** @type {HTMLButtonElement|null} */ (document.querySelector(`[data-move="${at} ${dir}"]`));
+    const other = /** @type {HTMLButtonElement|null} */ (document.querySelector(`[data-move="${at} ${dir === 'up' ? 'down' : 'up'}"]`));
+    if (el && !el.disabled) el.focus(); else if (other) other.focus();
+    setFocus('');
+  }, [focus]);
   /** @param {(rows:any[])=>any[]} f @param {string} [note] */
   const rows = (f, note) => { onChange({ ...d, rows: f(d.rows) }); if (note) setSaid(note); };
   /** @param {number} ri @param {number} ci @param {(blocks:any[])=>any[]} f @param {string} [note] */
@@ -129,10 +139,10 @@ export function Builder({ design, onChange, error }) {
               ${fields(b, ptr(ri, ci, bi), (nb) => blocks(ri, ci, (l) => l.map((x, i) => i === bi ? nb : x)))}
             </details>
             <div class="builder-actions">
-              <button type="button" disabled=${bi === 0} aria-label=${`Move ${blockName(b)} up`}
-                onClick=${() => blocks(ri, ci, (l) => move(l, bi, bi - 1), `${blockName(b)} moved up to position ${bi} of ${list.length}${where}.`)}>Up</button>
-              <button type="button" disabled=${bi === list.length - 1} aria-label=${`Move ${blockName(b)} down`}
-                onClick=${() => blocks(ri, ci, (l) => move(l, bi, bi + 1), `${blockName(b)} moved down to position ${bi + 2} of ${list.length}${where}.`)}>Down</button>
+              <button type="button" disabled=${bi === 0} aria-label=${`Move ${blockName(b)} up`} data-move=${`${key}.${bi} up`}
+                onClick=${() => { blocks(ri, ci, (l) => move(l, bi, bi - 1), `${blockName(b)} moved up to position ${bi} of ${list.length}${where}.`); setFocus(`${key}.${bi - 1} up`); }}>Up</button>
+              <button type="button" disabled=${bi === list.length - 1} aria-label=${`Move ${blockName(b)} down`} data-move=${`${key}.${bi} down`}
+                onClick=${() => { blocks(ri, ci, (l) => move(l, bi, bi + 1), `${blockName(b)} moved down to position ${bi + 2} of ${list.length}${where}.`); setFocus(`${key}.${bi + 1} down`); }}>Down</button>
               <button type="button" class="danger" aria-label=${`Remove ${blockName(b)}`}
                 onClick=${() => blocks(ri, ci, (l) => l.filter((_x, i) => i !== bi), `${blockName(b)} removed${where}.`)}>Remove</button>
             </div>
@@ -140,7 +150,7 @@ export function Builder({ design, onChange, error }) {
           </li>`)}</ol>
           <div class="builder-add">
             <${Select} label=${'New block' + where} value=${adding[key] || 'text'} onChange=${(/** @type {string} */ v) => setAdding({ ...adding, [key]: v })} options=${TYPES} />
-            <button type="button" onClick=${() => { const t = adding[key] || 'text'; blocks(ri, ci, (l) => [...l, newBlock(t)], `${LABEL[t]} added at position ${list.length + 1}${where}.`); }}>Add block${where}</button>
+            <button type="button" data-builder-add=${key} onClick=${() => { const t = adding[key] || 'text'; blocks(ri, ci, (l) => [...l, newBlock(t)], `${LABEL[t]} added at position ${list.length + 1}${where}.`); }}>Add block${where}</button>
           </div>
         </div>`;
       })}</div>
