@@ -134,7 +134,7 @@ export function Builder({ design, onChange, error }) {
               onDragOver=${(/** @type {DragEvent} */ e) => { if (drag && drag.ri === ri && drag.ci === ci) e.preventDefault(); }}
               onDrop=${(/** @type {DragEvent} */ e) => { e.preventDefault(); if (drag && drag.ri === ri && drag.ci === ci && drag.bi !== bi) blocks(ri, ci, (l) => move(l, drag.bi, bi), `${blockName(list[drag.bi])} moved to position ${bi + 1} of ${list.length}${where}.`); setDrag(null); }}
               onDragEnd=${() => setDrag(null)}>
-            <details open=${!b.text && b.type !== 'divider' && b.type !== 'spacer' ? true : undefined}>
+            <details open>
               <summary><span aria-hidden="true" class="builder-grip">⠿</span> ${blockName(b)}</summary>
               ${fields(b, ptr(ri, ci, bi), (nb) => blocks(ri, ci, (l) => l.map((x, i) => i === bi ? nb : x)))}
             </details>
