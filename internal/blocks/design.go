@@ -291,7 +291,7 @@ func (c *checker) block(v any, ptr string) Block {
 	c.object(m, ptr, append([]string{"type"}, fs...)...)
 	for _, f := range fs[:required[typ]] {
 		if s, isString := m[f].(string); m[f] == nil || (isString && strings.TrimSpace(s) == "") {
-			c.fail(ptr+"/"+f, "a %s block needs %s", typ, f)
+			c.fail(ptr+"/"+f, "the %s block needs %s", typ, f)
 		}
 	}
 	b := Block{Type: typ,

@@ -92,7 +92,7 @@ func TestCLICreateAndEdit(t *testing.T) {
 	require.NoError(t, os.WriteFile(blocks, []byte(`{"rows":[{"columns":[{"blocks":[{"type":"image","src":"https://x.example/a.png"}]}]}]}`), 0o600))
 	r = run("templates", "create", "--name", "blk2", "--subject", "Hi", "--blocks", blocks)
 	require.Equal(t, ExitRefused, r.code, r.stderr)
-	require.Contains(t, r.stderr, "/blocks/rows/0/columns/0/blocks/0/alt")
+	require.Contains(t, r.stderr, "the image block needs alt")
 
 	seg := ok("segments", "create", "--name", "pro", "--match", `$.plan == "pro"`, "-q")
 	var s client.Segment
