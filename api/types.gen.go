@@ -208,6 +208,105 @@ func (e AnalyticsDayKind) Valid() bool {
 	}
 }
 
+// Defines values for BlockAlign.
+const (
+	Center BlockAlign = "center"
+	Left   BlockAlign = "left"
+	Right  BlockAlign = "right"
+)
+
+// Valid indicates whether the value is a known member of the BlockAlign enum.
+func (e BlockAlign) Valid() bool {
+	switch e {
+	case Center:
+		return true
+	case Left:
+		return true
+	case Right:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BlockLinksNetwork.
+const (
+	Bluesky   BlockLinksNetwork = "bluesky"
+	Facebook  BlockLinksNetwork = "facebook"
+	Github    BlockLinksNetwork = "github"
+	Instagram BlockLinksNetwork = "instagram"
+	Linkedin  BlockLinksNetwork = "linkedin"
+	Mastodon  BlockLinksNetwork = "mastodon"
+	Tiktok    BlockLinksNetwork = "tiktok"
+	Website   BlockLinksNetwork = "website"
+	X         BlockLinksNetwork = "x"
+	Youtube   BlockLinksNetwork = "youtube"
+)
+
+// Valid indicates whether the value is a known member of the BlockLinksNetwork enum.
+func (e BlockLinksNetwork) Valid() bool {
+	switch e {
+	case Bluesky:
+		return true
+	case Facebook:
+		return true
+	case Github:
+		return true
+	case Instagram:
+		return true
+	case Linkedin:
+		return true
+	case Mastodon:
+		return true
+	case Tiktok:
+		return true
+	case Website:
+		return true
+	case X:
+		return true
+	case Youtube:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BlockType.
+const (
+	Button  BlockType = "button"
+	Divider BlockType = "divider"
+	Footer  BlockType = "footer"
+	Heading BlockType = "heading"
+	Image   BlockType = "image"
+	Social  BlockType = "social"
+	Spacer  BlockType = "spacer"
+	Text    BlockType = "text"
+)
+
+// Valid indicates whether the value is a known member of the BlockType enum.
+func (e BlockType) Valid() bool {
+	switch e {
+	case Button:
+		return true
+	case Divider:
+		return true
+	case Footer:
+		return true
+	case Heading:
+		return true
+	case Image:
+		return true
+	case Social:
+		return true
+	case Spacer:
+		return true
+	case Text:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for BounceMailboxSecurity.
 const (
 	BounceMailboxSecurityNone     BounceMailboxSecurity = "none"
@@ -252,6 +351,7 @@ func (e BounceMailboxInputSecurity) Valid() bool {
 
 // Defines values for CampaignContentType.
 const (
+	CampaignContentTypeBlocks   CampaignContentType = "blocks"
 	CampaignContentTypeHtml     CampaignContentType = "html"
 	CampaignContentTypeMarkdown CampaignContentType = "markdown"
 )
@@ -259,6 +359,8 @@ const (
 // Valid indicates whether the value is a known member of the CampaignContentType enum.
 func (e CampaignContentType) Valid() bool {
 	switch e {
+	case CampaignContentTypeBlocks:
+		return true
 	case CampaignContentTypeHtml:
 		return true
 	case CampaignContentTypeMarkdown:
@@ -321,6 +423,7 @@ func (e CampaignCancelledEventType) Valid() bool {
 
 // Defines values for CampaignCreateContentType.
 const (
+	CampaignCreateContentTypeBlocks   CampaignCreateContentType = "blocks"
 	CampaignCreateContentTypeHtml     CampaignCreateContentType = "html"
 	CampaignCreateContentTypeMarkdown CampaignCreateContentType = "markdown"
 )
@@ -328,6 +431,8 @@ const (
 // Valid indicates whether the value is a known member of the CampaignCreateContentType enum.
 func (e CampaignCreateContentType) Valid() bool {
 	switch e {
+	case CampaignCreateContentTypeBlocks:
+		return true
 	case CampaignCreateContentTypeHtml:
 		return true
 	case CampaignCreateContentTypeMarkdown:
@@ -450,6 +555,7 @@ func (e CampaignStatus) Valid() bool {
 
 // Defines values for CampaignUpdateContentType.
 const (
+	CampaignUpdateContentTypeBlocks   CampaignUpdateContentType = "blocks"
 	CampaignUpdateContentTypeHtml     CampaignUpdateContentType = "html"
 	CampaignUpdateContentTypeMarkdown CampaignUpdateContentType = "markdown"
 )
@@ -457,6 +563,8 @@ const (
 // Valid indicates whether the value is a known member of the CampaignUpdateContentType enum.
 func (e CampaignUpdateContentType) Valid() bool {
 	switch e {
+	case CampaignUpdateContentTypeBlocks:
+		return true
 	case CampaignUpdateContentTypeHtml:
 		return true
 	case CampaignUpdateContentTypeMarkdown:
@@ -2151,6 +2259,7 @@ func (e SuppressionReason) Valid() bool {
 
 // Defines values for TemplateContentType.
 const (
+	TemplateContentTypeBlocks   TemplateContentType = "blocks"
 	TemplateContentTypeHtml     TemplateContentType = "html"
 	TemplateContentTypeMarkdown TemplateContentType = "markdown"
 )
@@ -2158,6 +2267,8 @@ const (
 // Valid indicates whether the value is a known member of the TemplateContentType enum.
 func (e TemplateContentType) Valid() bool {
 	switch e {
+	case TemplateContentTypeBlocks:
+		return true
 	case TemplateContentTypeHtml:
 		return true
 	case TemplateContentTypeMarkdown:
@@ -2169,6 +2280,7 @@ func (e TemplateContentType) Valid() bool {
 
 // Defines values for TemplateCreateContentType.
 const (
+	TemplateCreateContentTypeBlocks   TemplateCreateContentType = "blocks"
 	TemplateCreateContentTypeHtml     TemplateCreateContentType = "html"
 	TemplateCreateContentTypeMarkdown TemplateCreateContentType = "markdown"
 )
@@ -2176,6 +2288,8 @@ const (
 // Valid indicates whether the value is a known member of the TemplateCreateContentType enum.
 func (e TemplateCreateContentType) Valid() bool {
 	switch e {
+	case TemplateCreateContentTypeBlocks:
+		return true
 	case TemplateCreateContentTypeHtml:
 		return true
 	case TemplateCreateContentTypeMarkdown:
@@ -2187,6 +2301,7 @@ func (e TemplateCreateContentType) Valid() bool {
 
 // Defines values for TemplatePreviewContentType.
 const (
+	TemplatePreviewContentTypeBlocks   TemplatePreviewContentType = "blocks"
 	TemplatePreviewContentTypeHtml     TemplatePreviewContentType = "html"
 	TemplatePreviewContentTypeMarkdown TemplatePreviewContentType = "markdown"
 )
@@ -2194,6 +2309,8 @@ const (
 // Valid indicates whether the value is a known member of the TemplatePreviewContentType enum.
 func (e TemplatePreviewContentType) Valid() bool {
 	switch e {
+	case TemplatePreviewContentTypeBlocks:
+		return true
 	case TemplatePreviewContentTypeHtml:
 		return true
 	case TemplatePreviewContentTypeMarkdown:
@@ -2205,6 +2322,7 @@ func (e TemplatePreviewContentType) Valid() bool {
 
 // Defines values for TemplateUpdateContentType.
 const (
+	TemplateUpdateContentTypeBlocks   TemplateUpdateContentType = "blocks"
 	TemplateUpdateContentTypeHtml     TemplateUpdateContentType = "html"
 	TemplateUpdateContentTypeMarkdown TemplateUpdateContentType = "markdown"
 )
@@ -2212,6 +2330,8 @@ const (
 // Valid indicates whether the value is a known member of the TemplateUpdateContentType enum.
 func (e TemplateUpdateContentType) Valid() bool {
 	switch e {
+	case TemplateUpdateContentTypeBlocks:
+		return true
 	case TemplateUpdateContentTypeHtml:
 		return true
 	case TemplateUpdateContentTypeMarkdown:
@@ -2920,6 +3040,40 @@ type AuditEntryPage struct {
 	NextCursor *string      `json:"next_cursor"`
 }
 
+// Block One block. Fields by type: heading (text, level 1-3, align, color), text (text; a blank line starts a paragraph), button (text, url, align, color, background), image (src, alt required, url, width, align), divider (color, height 1-10), spacer (height 4-200), social (links, align), footer (text, unsubscribe: the unsubscribe link's text, align, color). URLs are absolute http(s) (also mailto and tel for links) or start with a template action; colours #rgb or #rrggbb.
+type Block struct {
+	Align      *BlockAlign `json:"align,omitempty"`
+	Alt        *string     `json:"alt,omitempty"`
+	Background *string     `json:"background,omitempty"`
+	Color      *string     `json:"color,omitempty"`
+	Height     *int        `json:"height,omitempty"`
+	Level      *int        `json:"level,omitempty"`
+	Links      *[]struct {
+		Network BlockLinksNetwork `json:"network"`
+		Url     string            `json:"url"`
+	} `json:"links,omitempty"`
+	Src         *string   `json:"src,omitempty"`
+	Text        *string   `json:"text,omitempty"`
+	Type        BlockType `json:"type"`
+	Unsubscribe *string   `json:"unsubscribe,omitempty"`
+	Url         *string   `json:"url,omitempty"`
+	Width       *int      `json:"width,omitempty"`
+}
+
+// BlockAlign defines model for Block.Align.
+type BlockAlign string
+
+// BlockLinksNetwork defines model for Block.Links.Network.
+type BlockLinksNetwork string
+
+// BlockType defines model for Block.Type.
+type BlockType string
+
+// BlockDesign A design of the visual builder (content_type blocks): rows of 1 to 4 columns holding blocks, rendered once, when saved, to email-safe HTML (tables, inline styles, columns that stack on narrow screens, Outlook ghost tables) and a text part, framed in the layout. Text fields may hold Go template actions. At most 50 rows, 200 blocks, 256 KiB; a bad design is a 422 naming the field under /blocks (docs/content.md#blocks).
+//
+// Example: {"rows":[{"columns":[{"blocks":[{"text":"Hello {{.Name}}","type":"heading"},{"text":"Read more","type":"button","url":"https://example.com/news"},{"text":"Example Ltd, 1 Main St","type":"footer"}]}]}]}
+type BlockDesign = json.RawMessage
+
 // BounceMailbox defines model for BounceMailbox.
 type BounceMailbox struct {
 	Enabled    bool       `json:"enabled"`
@@ -2981,9 +3135,14 @@ type Campaign struct {
 
 	// Attachments The files every recipient gets (not their bytes); in single-campaign answers, not in listings.
 	Attachments *[]Attachment `json:"attachments,omitempty"`
-	CancelledAt *time.Time    `json:"cancelled_at"`
 
-	// ContentType markdown: html_template and text_template are what markdown composes to in its layout, recomposed while a draft when the layout changes, pinned at approval.
+	// Blocks A design of the visual builder (content_type blocks): rows of 1 to 4 columns holding blocks, rendered once, when saved, to email-safe HTML (tables, inline styles, columns that stack on narrow screens, Outlook ghost tables) and a text part, framed in the layout. Text fields may hold Go template actions. At most 50 rows, 200 blocks, 256 KiB; a bad design is a 422 naming the field under /blocks (docs/content.md#blocks).
+	//
+	// Example: {"rows":[{"columns":[{"blocks":[{"text":"Hello {{.Name}}","type":"heading"},{"text":"Read more","type":"button","url":"https://example.com/news"},{"text":"Example Ltd, 1 Main St","type":"footer"}]}]}]}
+	Blocks      *BlockDesign `json:"blocks,omitempty"`
+	CancelledAt *time.Time   `json:"cancelled_at"`
+
+	// ContentType markdown, blocks: html_template and text_template are what markdown or blocks compose to in the layout, recomposed while a draft when the layout changes, pinned at approval.
 	ContentType *CampaignContentType `json:"content_type,omitempty"`
 	CreatedAt   time.Time            `json:"created_at"`
 
@@ -3058,7 +3217,7 @@ type Campaign struct {
 	UpdatedAt  time.Time `json:"updated_at"`
 }
 
-// CampaignContentType markdown: html_template and text_template are what markdown composes to in its layout, recomposed while a draft when the layout changes, pinned at approval.
+// CampaignContentType markdown, blocks: html_template and text_template are what markdown or blocks compose to in the layout, recomposed while a draft when the layout changes, pinned at approval.
 type CampaignContentType string
 
 // CampaignCreatedByType defines model for Campaign.CreatedBy.Type.
@@ -3118,7 +3277,12 @@ type CampaignCreate struct {
 	// 422 naming /attachments/i/field). In an update the list replaces the campaign's files; [] removes them.
 	Attachments *[]AttachmentCreate `json:"attachments,omitempty"`
 
-	// ContentType html (default): html_template and text_template are yours. markdown: markdown is converted and framed in layout_id or the account's default layout; html_template and text_template are composed from it (and pinned at approval) and must be left out.
+	// Blocks A design of the visual builder (content_type blocks): rows of 1 to 4 columns holding blocks, rendered once, when saved, to email-safe HTML (tables, inline styles, columns that stack on narrow screens, Outlook ghost tables) and a text part, framed in the layout. Text fields may hold Go template actions. At most 50 rows, 200 blocks, 256 KiB; a bad design is a 422 naming the field under /blocks (docs/content.md#blocks).
+	//
+	// Example: {"rows":[{"columns":[{"blocks":[{"text":"Hello {{.Name}}","type":"heading"},{"text":"Read more","type":"button","url":"https://example.com/news"},{"text":"Example Ltd, 1 Main St","type":"footer"}]}]}]}
+	Blocks *BlockDesign `json:"blocks,omitempty"`
+
+	// ContentType html (default): html_template and text_template are yours. markdown (or blocks: the builder's design): converted and framed in layout_id or the account's default layout; html_template and text_template are composed from it (and pinned at approval) and must be left out.
 	ContentType *CampaignCreateContentType `json:"content_type,omitempty"`
 
 	// DeliverAtLocal Send each recipient at this local time (HH:MM, 24 h): the next occurrence in their zone (attributes.timezone when it names a known zone, else the account's time_zone) at or after the moment the campaign starts; absent: as soon as it starts.
@@ -3163,7 +3327,7 @@ type CampaignCreate struct {
 	TrackOpens *bool `json:"track_opens,omitempty"`
 }
 
-// CampaignCreateContentType html (default): html_template and text_template are yours. markdown: markdown is converted and framed in layout_id or the account's default layout; html_template and text_template are composed from it (and pinned at approval) and must be left out.
+// CampaignCreateContentType html (default): html_template and text_template are yours. markdown (or blocks: the builder's design): converted and framed in layout_id or the account's default layout; html_template and text_template are composed from it (and pinned at approval) and must be left out.
 type CampaignCreateContentType string
 
 // CampaignEventData defines model for CampaignEventData.
@@ -3388,7 +3552,12 @@ type CampaignUpdate struct {
 	// 422 naming /attachments/i/field). In an update the list replaces the campaign's files; [] removes them.
 	Attachments *[]AttachmentCreate `json:"attachments,omitempty"`
 
-	// ContentType html (default): html_template and text_template are yours. markdown: markdown is converted and framed in layout_id or the account's default layout; html_template and text_template are composed from it (and pinned at approval) and must be left out.
+	// Blocks A design of the visual builder (content_type blocks): rows of 1 to 4 columns holding blocks, rendered once, when saved, to email-safe HTML (tables, inline styles, columns that stack on narrow screens, Outlook ghost tables) and a text part, framed in the layout. Text fields may hold Go template actions. At most 50 rows, 200 blocks, 256 KiB; a bad design is a 422 naming the field under /blocks (docs/content.md#blocks).
+	//
+	// Example: {"rows":[{"columns":[{"blocks":[{"text":"Hello {{.Name}}","type":"heading"},{"text":"Read more","type":"button","url":"https://example.com/news"},{"text":"Example Ltd, 1 Main St","type":"footer"}]}]}]}
+	Blocks *BlockDesign `json:"blocks,omitempty"`
+
+	// ContentType html (default): html_template and text_template are yours. markdown (or blocks: the builder's design): converted and framed in layout_id or the account's default layout; html_template and text_template are composed from it (and pinned at approval) and must be left out.
 	ContentType *CampaignUpdateContentType `json:"content_type,omitempty"`
 
 	// DeliverAtLocal Send each recipient at this local time (HH:MM, 24 h) in their zone; null or an empty string: as soon as it starts.
@@ -3431,7 +3600,7 @@ type CampaignUpdate struct {
 	TrackOpens *bool `json:"track_opens,omitempty"`
 }
 
-// CampaignUpdateContentType html (default): html_template and text_template are yours. markdown: markdown is converted and framed in layout_id or the account's default layout; html_template and text_template are composed from it (and pinned at approval) and must be left out.
+// CampaignUpdateContentType html (default): html_template and text_template are yours. markdown (or blocks: the builder's design): converted and framed in layout_id or the account's default layout; html_template and text_template are composed from it (and pinned at approval) and must be left out.
 type CampaignUpdateContentType string
 
 // CampaignWinnerChosenEvent defines model for CampaignWinnerChosenEvent.
@@ -5808,7 +5977,12 @@ type Template struct {
 	// Attachments Files a message (when accepted) or campaign (when approved) made from the template gets if it has none of its own; in single-template answers, not in listings.
 	Attachments *[]Attachment `json:"attachments,omitempty"`
 
-	// ContentType html: html and text are the author's. markdown: they are what markdown composes to in its layout (recomposed when the layout changes).
+	// Blocks A design of the visual builder (content_type blocks): rows of 1 to 4 columns holding blocks, rendered once, when saved, to email-safe HTML (tables, inline styles, columns that stack on narrow screens, Outlook ghost tables) and a text part, framed in the layout. Text fields may hold Go template actions. At most 50 rows, 200 blocks, 256 KiB; a bad design is a 422 naming the field under /blocks (docs/content.md#blocks).
+	//
+	// Example: {"rows":[{"columns":[{"blocks":[{"text":"Hello {{.Name}}","type":"heading"},{"text":"Read more","type":"button","url":"https://example.com/news"},{"text":"Example Ltd, 1 Main St","type":"footer"}]}]}]}
+	Blocks *BlockDesign `json:"blocks,omitempty"`
+
+	// ContentType html: html and text are the author's. markdown, blocks: they are what markdown or blocks compose to in the layout (recomposed when the layout changes).
 	ContentType TemplateContentType `json:"content_type"`
 	CreatedAt   time.Time           `json:"created_at"`
 	Html        string              `json:"html"`
@@ -5834,7 +6008,7 @@ type Template struct {
 	UpdatedAt   time.Time `json:"updated_at"`
 }
 
-// TemplateContentType html: html and text are the author's. markdown: they are what markdown composes to in its layout (recomposed when the layout changes).
+// TemplateContentType html: html and text are the author's. markdown, blocks: they are what markdown or blocks compose to in the layout (recomposed when the layout changes).
 type TemplateContentType string
 
 // TemplateCreate Example: {"html":"\u003cp\u003eHi {{.Name}}, thank you for order {{.Attributes.order}}.\u003c/p\u003e","name":"receipt","sample_data":{"order":"A-1001"},"subject":"Your receipt {{.Attributes.order}}","text":"Hi {{.Name}}, thank you for order {{.Attributes.order}}."}
@@ -5842,7 +6016,12 @@ type TemplateCreate struct {
 	// Attachments Files (a message's rules; in an update the list replaces the template's, [] removes them).
 	Attachments *[]AttachmentCreate `json:"attachments,omitempty"`
 
-	// ContentType html (default): html and text are yours. markdown: markdown is converted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; html and text are then composed from it and must be left out.
+	// Blocks A design of the visual builder (content_type blocks): rows of 1 to 4 columns holding blocks, rendered once, when saved, to email-safe HTML (tables, inline styles, columns that stack on narrow screens, Outlook ghost tables) and a text part, framed in the layout. Text fields may hold Go template actions. At most 50 rows, 200 blocks, 256 KiB; a bad design is a 422 naming the field under /blocks (docs/content.md#blocks).
+	//
+	// Example: {"rows":[{"columns":[{"blocks":[{"text":"Hello {{.Name}}","type":"heading"},{"text":"Read more","type":"button","url":"https://example.com/news"},{"text":"Example Ltd, 1 Main St","type":"footer"}]}]}]}
+	Blocks *BlockDesign `json:"blocks,omitempty"`
+
+	// ContentType html (default): html and text are yours. markdown: markdown is converted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; html and text are then composed from it and must be left out. blocks: the same with the builder's design in blocks.
 	ContentType *TemplateCreateContentType `json:"content_type,omitempty"`
 	Html        *string                    `json:"html,omitempty"`
 	Language    *string                    `json:"language,omitempty"`
@@ -5861,7 +6040,7 @@ type TemplateCreate struct {
 	TrackClicks *bool `json:"track_clicks,omitempty"`
 }
 
-// TemplateCreateContentType html (default): html and text are yours. markdown: markdown is converted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; html and text are then composed from it and must be left out.
+// TemplateCreateContentType html (default): html and text are yours. markdown: markdown is converted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; html and text are then composed from it and must be left out. blocks: the same with the builder's design in blocks.
 type TemplateCreateContentType string
 
 // TemplatePage Example: {"data":[{"content_type":"html","created_at":"2026-11-02T09:00:00Z","html":"","id":3,"language":"en","markdown":"","name":"receipt","sample_data":{"order":"A-1001"},"subject":"Your receipt {{.Attributes.order}}","text":"Thank you for order {{.Attributes.order}}.","track_clicks":false,"updated_at":"2026-11-02T09:00:00Z"}],"next_cursor":null}
@@ -5872,7 +6051,12 @@ type TemplatePage struct {
 
 // TemplatePreview Example: {"html":"\u003cp\u003eHi {{.Name}}\u003c/p\u003e","sample_data":{"plan":"pro"},"subject":"Hello {{.Name}}","text":"Hi {{.Name}}"}
 type TemplatePreview struct {
-	// ContentType html (default): html and text are yours. markdown: markdown is converted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; html and text are then composed from it and must be left out.
+	// Blocks A design of the visual builder (content_type blocks): rows of 1 to 4 columns holding blocks, rendered once, when saved, to email-safe HTML (tables, inline styles, columns that stack on narrow screens, Outlook ghost tables) and a text part, framed in the layout. Text fields may hold Go template actions. At most 50 rows, 200 blocks, 256 KiB; a bad design is a 422 naming the field under /blocks (docs/content.md#blocks).
+	//
+	// Example: {"rows":[{"columns":[{"blocks":[{"text":"Hello {{.Name}}","type":"heading"},{"text":"Read more","type":"button","url":"https://example.com/news"},{"text":"Example Ltd, 1 Main St","type":"footer"}]}]}]}
+	Blocks *BlockDesign `json:"blocks,omitempty"`
+
+	// ContentType html (default): html and text are yours. markdown: markdown is converted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; html and text are then composed from it and must be left out. blocks: the same with the builder's design in blocks.
 	ContentType *TemplatePreviewContentType `json:"content_type,omitempty"`
 
 	// Data {{.Attributes}}; default sample_data.
@@ -5897,7 +6081,7 @@ type TemplatePreview struct {
 	Text       *string          `json:"text,omitempty"`
 }
 
-// TemplatePreviewContentType html (default): html and text are yours. markdown: markdown is converted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; html and text are then composed from it and must be left out.
+// TemplatePreviewContentType html (default): html and text are yours. markdown: markdown is converted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; html and text are then composed from it and must be left out. blocks: the same with the builder's design in blocks.
 type TemplatePreviewContentType string
 
 // TemplateUpdate Example: {"subject":"Receipt for order {{.Attributes.order}}"}
@@ -5905,7 +6089,12 @@ type TemplateUpdate struct {
 	// Attachments Files (a message's rules; in an update the list replaces the template's, [] removes them).
 	Attachments *[]AttachmentCreate `json:"attachments,omitempty"`
 
-	// ContentType html (default): html and text are yours. markdown: markdown is converted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; html and text are then composed from it and must be left out.
+	// Blocks A design of the visual builder (content_type blocks): rows of 1 to 4 columns holding blocks, rendered once, when saved, to email-safe HTML (tables, inline styles, columns that stack on narrow screens, Outlook ghost tables) and a text part, framed in the layout. Text fields may hold Go template actions. At most 50 rows, 200 blocks, 256 KiB; a bad design is a 422 naming the field under /blocks (docs/content.md#blocks).
+	//
+	// Example: {"rows":[{"columns":[{"blocks":[{"text":"Hello {{.Name}}","type":"heading"},{"text":"Read more","type":"button","url":"https://example.com/news"},{"text":"Example Ltd, 1 Main St","type":"footer"}]}]}]}
+	Blocks *BlockDesign `json:"blocks,omitempty"`
+
+	// ContentType html (default): html and text are yours. markdown: markdown is converted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; html and text are then composed from it and must be left out. blocks: the same with the builder's design in blocks.
 	ContentType *TemplateUpdateContentType `json:"content_type,omitempty"`
 	Html        *string                    `json:"html,omitempty"`
 	Language    *string                    `json:"language,omitempty"`
@@ -5924,7 +6113,7 @@ type TemplateUpdate struct {
 	TrackClicks *bool `json:"track_clicks,omitempty"`
 }
 
-// TemplateUpdateContentType html (default): html and text are yours. markdown: markdown is converted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; html and text are then composed from it and must be left out.
+// TemplateUpdateContentType html (default): html and text are yours. markdown: markdown is converted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; html and text are then composed from it and must be left out. blocks: the same with the builder's design in blocks.
 type TemplateUpdateContentType string
 
 // TestSendOutcome defines model for TestSendOutcome.

@@ -67,11 +67,11 @@ WHERE account_id = @account_id AND layout_id = @id AND status <> 'draft';
 SELECT EXISTS (SELECT 1 FROM layouts WHERE account_id = @account_id AND id = @id);
 
 -- name: TemplateMarkdownByLayout :many
--- The Markdown templates a layout frames: those naming it, and, when it is the
+-- The Markdown and block templates a layout frames: those naming it, and, when it is the
 -- default (@is_default), those naming none. Locked, so a concurrent save of one
 -- of them is wholly before or after the recomposition.
-SELECT id, subject, sample_data, markdown, layout_id FROM templates
-WHERE account_id = @account_id AND content_type = 'markdown'
+SELECT id, subject, sample_data, content_type, markdown, blocks, layout_id FROM templates
+WHERE account_id = @account_id AND content_type IN ('markdown', 'blocks')
   AND (layout_id = @layout_id OR (layout_id IS NULL AND @is_default::boolean))
 ORDER BY id
 FOR UPDATE;
@@ -81,10 +81,10 @@ UPDATE templates SET html = @html, text = @text, updated_at = now()
 WHERE account_id = @account_id AND id = @id;
 
 -- name: CampaignMarkdownDraftsByLayout :many
--- As TemplateMarkdownByLayout, for draft campaigns with Markdown of their own. A
+-- As TemplateMarkdownByLayout, for draft campaigns with Markdown or blocks of their own. A
 -- campaign approved before this lock keeps what approval pinned.
-SELECT id, subject, markdown, layout_id FROM campaigns
-WHERE account_id = @account_id AND content_type = 'markdown' AND status = 'draft'
+SELECT id, subject, content_type, markdown, blocks, layout_id FROM campaigns
+WHERE account_id = @account_id AND content_type IN ('markdown', 'blocks') AND status = 'draft'
   AND (layout_id = @layout_id OR (layout_id IS NULL AND @is_default::boolean))
 ORDER BY id
 FOR UPDATE;
@@ -95,11 +95,12 @@ UPDATE campaigns SET html_template = @html, text_template = @text, updated_at = 
 WHERE account_id = @account_id AND id = @id AND status = 'draft';
 
 -- name: TemplateSetContent :one
--- The content type, Markdown source and layout of a template (the caller composes
+-- The content type, Markdown or block source and layout of a template (the caller composes
 -- and stores html and text with TemplateSetComposed in the same transaction).
 UPDATE templates SET
     content_type = @content_type,
     markdown     = @markdown,
+    blocks       = sqlc.narg('blocks'),
     layout_id    = sqlc.narg('layout_id'),
     updated_at   = now()
 WHERE account_id = @account_id AND id = @id
@@ -109,6 +110,7 @@ RETURNING *;
 UPDATE campaigns SET
     content_type = @content_type,
     markdown     = @markdown,
+    blocks       = sqlc.narg('blocks'),
     layout_id    = sqlc.narg('layout_id'),
     updated_at   = now()
 WHERE account_id = @account_id AND id = @id AND status = 'draft'

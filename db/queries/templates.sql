@@ -69,9 +69,9 @@ RETURNING c.*;
 -- transaction. Two duplicates at once may pick the same name: the second is a
 -- conflict, which a retry resolves.
 INSERT INTO templates (account_id, name, subject, html, text, language, sample_data, track_clicks,
-                       content_type, markdown, layout_id)
+                       content_type, markdown, blocks, layout_id)
 SELECT t.account_id, n.name, t.subject, t.html, t.text, t.language, t.sample_data, t.track_clicks,
-       t.content_type, t.markdown, t.layout_id
+       t.content_type, t.markdown, t.blocks, t.layout_id
 FROM templates t
 CROSS JOIN LATERAL (
     SELECT left(t.name, 188) || CASE WHEN g = 1 THEN ' (copy)' ELSE ' (copy ' || g || ')' END AS name

@@ -27,6 +27,7 @@ type Flags struct {
 	Durable    bool   // throwaway cluster with stock durability
 	CPUProfile string // file for a CPU profile of the whole run
 	ExportRows int    // above 0: only the export bench, on this many subscribers
+	Blocks     bool   // only the blocks render bench (no database)
 }
 
 // Parse reads the flags of `sendonce bench` (cfg gives the executor's defaults).
@@ -53,6 +54,7 @@ func Parse(cfg config.Config, args []string) (Flags, error) {
 	fs.BoolVar(&f.Durable, "durable", false, "throwaway cluster with stock durability (default: fsync=off, synchronous_commit=off)")
 	fs.StringVar(&f.CPUProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	fs.IntVar(&f.ExportRows, "export", 0, "only measure the streamed export: import this many subscribers, export them as CSV and NDJSON (rows/s, peak RSS)")
+	fs.BoolVar(&f.Blocks, "blocks", false, "only measure the per-message render of a 50-block design against the same content as hand-typed HTML, --recipients messages each in 10 alternating rounds (no database)")
 	if err := fs.Parse(args); err != nil {
 		return Flags{}, err
 	}
@@ -84,6 +86,9 @@ func Command(ctx context.Context, cfg config.Config, args []string, stdout, stde
 			return err
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if f.Blocks {
+		return BlocksBench(o.Recipients, 10, stdout)
 	}
 	if len(cfg.UnsubscribeSecret) == 0 {
 		// Links are signed as serve signs them, which needs a key; a throwaway

@@ -76,7 +76,9 @@ type Campaign struct {
 	// ContentType is "html" or "markdown": then Markdown is the author's and
 	// HTMLTemplate and TextTemplate what it composes to in LayoutID (nil: the
 	// account's default layout), recomposed while a draft, pinned at approval.
+	// "blocks" is the same with Blocks, the visual builder's design.
 	ContentType, Markdown               string
+	Blocks                              json.RawMessage
 	LayoutID                            *int64
 	SegmentID                           *int64 // narrows the lists' audience; nil: none
 	Status, AmbiguousPolicy             string
@@ -133,14 +135,20 @@ type Fields struct {
 	// Attachments replace the campaign's files (an empty list removes them).
 	Attachments *[]attachment.Input
 	files       []provider.Attachment // Attachments checked and decoded by normalize
-	// ContentType, Markdown and LayoutID set Markdown content (template.Content's rules).
+	// ContentType, Markdown, Blocks and LayoutID set composed content (template.Content's rules).
 	ContentType, Markdown *string
+	Blocks                json.RawMessage
 	LayoutID              *int64
 	// DeliverAtLocal sets the local delivery time ("HH:MM"); "" clears it.
 	DeliverAtLocal *string
 	// SendWindow sets the sending window; ClearSendWindow clears it.
 	SendWindow      *sendwindow.Window
 	ClearSendWindow bool
+}
+
+func (f Fields) change() template.Change {
+	return template.Change{Type: f.ContentType, Markdown: f.Markdown, Blocks: f.Blocks, LayoutID: f.LayoutID,
+		HTMLGiven: f.HTMLTemplate != nil || f.TextTemplate != nil}
 }
 
 // engagement reports whether f sets any of the tracking and archive switches.
@@ -236,7 +244,7 @@ func (f Fields) inline() bool {
 func fromStore(c store.Campaign) Campaign {
 	return Campaign{ID: c.ID, Name: c.Name, Subject: c.Subject, FromEmail: c.FromEmail, FromName: c.FromName,
 		ReplyTo: c.ReplyTo, HTMLTemplate: c.HtmlTemplate, TextTemplate: c.TextTemplate, Language: c.Language,
-		ListIDs: c.ListIds, TemplateID: c.TemplateID, ContentType: c.ContentType, Markdown: c.Markdown, LayoutID: c.LayoutID, SegmentID: c.SegmentID, Status: c.Status, AmbiguousPolicy: c.AmbiguousPolicy, ScheduledFor: c.ScheduledFor,
+		ListIDs: c.ListIds, TemplateID: c.TemplateID, ContentType: c.ContentType, Markdown: c.Markdown, Blocks: c.Blocks, LayoutID: c.LayoutID, SegmentID: c.SegmentID, Status: c.Status, AmbiguousPolicy: c.AmbiguousPolicy, ScheduledFor: c.ScheduledFor,
 		ApprovedAt: c.ApprovedAt, StartedAt: c.StartedAt, FinishedAt: c.FinishedAt, CancelledAt: c.CancelledAt,
 		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, SenderID: c.SenderID, PoolID: c.PoolID, PausedReason: c.PausedReason, FailedReason: c.FailedReason,
 		TrackClicks: c.TrackClicks, TrackOpens: c.TrackOpens, Archive: c.Archive,
@@ -397,15 +405,14 @@ func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Campai
 	if f.TemplateID == nil && f.Subject == nil {
 		return Campaign{}, apperr.Invalidf("/subject", "subject is required unless the campaign names a template_id")
 	}
-	ct, md, layoutID, err := template.Content("html", "", nil, f.ContentType, f.Markdown, f.LayoutID,
-		f.HTMLTemplate != nil || f.TextTemplate != nil)
+	src, err := template.Content(template.Source{Type: "html"}, f.change())
 	if err != nil {
 		return Campaign{}, htmlPointers(err)
 	}
-	if ct == "markdown" && f.TemplateID != nil {
+	if template.Composed(src.Type) && f.TemplateID != nil {
 		return Campaign{}, errBoth
 	}
-	if ct != "markdown" {
+	if !template.Composed(src.Type) {
 		if err := render.Validate(val(f.Subject), val(f.HTMLTemplate), val(f.TextTemplate)); err != nil {
 			return Campaign{}, err
 		}
@@ -427,13 +434,13 @@ func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Campai
 	var c store.Campaign
 	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
-		if ct == "markdown" {
-			html, text, err := layout.Compose(ctx, q, accountID, layoutID, md)
+		if template.Composed(src.Type) {
+			html, text, err := layout.ComposeContent(ctx, q, accountID, src.LayoutID, src.Type, src.Markdown, src.Blocks)
 			if err != nil {
 				return err
 			}
 			if err := render.Validate(val(f.Subject), html, text); err != nil {
-				return template.MarkdownError(err)
+				return template.SourceError(src.Type, err)
 			}
 			f.HTMLTemplate, f.TextTemplate = &html, &text
 		}
@@ -450,9 +457,9 @@ func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Campai
 			return err
 		}
 		audit.SetTarget(ctx, strconv.FormatInt(c.ID, 10))
-		if ct == "markdown" {
+		if template.Composed(src.Type) {
 			if c, err = q.CampaignSetContent(ctx, store.CampaignSetContentParams{AccountID: accountID, ID: c.ID,
-				ContentType: ct, Markdown: md, LayoutID: layoutID}); err != nil {
+				ContentType: src.Type, Markdown: src.Markdown, Blocks: src.Blocks, LayoutID: src.LayoutID}); err != nil {
 				return err
 			}
 		}

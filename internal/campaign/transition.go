@@ -65,40 +65,40 @@ func (s *Service) cas(ctx context.Context, accountID, id int64, what, evType str
 	return fromStore(out), nil
 }
 
-// setMarkdown applies a change of content type, Markdown or layout to the draft c
-// (in q's transaction) and composes Markdown content in its layout. It reports
-// whether c's content is Markdown.
+// setMarkdown applies a change of content type, Markdown, design or layout to
+// the draft c (in q's transaction) and composes Markdown or block content in its
+// layout. It reports whether c's content is composed.
 func setMarkdown(ctx context.Context, q *store.Queries, accountID int64, f Fields, c *store.Campaign) (bool, error) {
-	if f.ContentType == nil && f.Markdown == nil && f.LayoutID == nil && c.ContentType != "markdown" {
+	if f.ContentType == nil && f.Markdown == nil && f.Blocks == nil && f.LayoutID == nil && !template.Composed(c.ContentType) {
 		return false, nil
 	}
-	ct, md, layoutID, err := template.Content(c.ContentType, c.Markdown, c.LayoutID, f.ContentType, f.Markdown, f.LayoutID,
-		f.HTMLTemplate != nil || f.TextTemplate != nil)
+	src, err := template.Content(template.Source{Type: c.ContentType, Markdown: c.Markdown, Blocks: c.Blocks, LayoutID: c.LayoutID}, f.change())
 	if err != nil {
 		return false, htmlPointers(err)
 	}
-	if ct == "markdown" && c.TemplateID != nil {
+	composed := template.Composed(src.Type)
+	if composed && c.TemplateID != nil {
 		return false, errBoth
 	}
 	var html, text string
-	if ct == "markdown" {
-		if html, text, err = layout.Compose(ctx, q, accountID, layoutID, md); err != nil {
+	if composed {
+		if html, text, err = layout.ComposeContent(ctx, q, accountID, src.LayoutID, src.Type, src.Markdown, src.Blocks); err != nil {
 			return false, err
 		}
 	}
 	row, err := q.CampaignSetContent(ctx, store.CampaignSetContentParams{AccountID: accountID, ID: c.ID,
-		ContentType: ct, Markdown: md, LayoutID: layoutID})
+		ContentType: src.Type, Markdown: src.Markdown, Blocks: src.Blocks, LayoutID: src.LayoutID})
 	if err != nil {
 		return false, postgres.Error(err, "campaign")
 	}
-	if ct == "markdown" {
+	if composed {
 		if err := q.CampaignSetComposed(ctx, store.CampaignSetComposedParams{AccountID: accountID, ID: c.ID, Html: html, Text: text}); err != nil {
 			return false, err
 		}
 		row.HtmlTemplate, row.TextTemplate = html, text
 	}
 	*c = row
-	return ct == "markdown", nil
+	return composed, nil
 }
 
 // validateTemplates renders the stored templates against the sample subscriber. A
@@ -168,7 +168,7 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, f Fields) (Ca
 				return err
 			}
 			if err := validateTemplates(*c); err != nil && markdown {
-				return template.MarkdownError(err)
+				return template.SourceError(c.ContentType, err)
 			} else if err != nil {
 				return err
 			}

@@ -44,6 +44,19 @@ func file(s setOf, name, path string) (*string, error) {
 	return &text, nil
 }
 
+// design reads --blocks: a file with a block design (JSON), or nil when not given.
+func design(s setOf, path string) (*client.BlockDesign, error) {
+	b, err := file(s, "blocks", path)
+	if b == nil || err != nil {
+		return nil, err
+	}
+	if !json.Valid([]byte(*b)) {
+		return nil, Usage(errors.New("--blocks: the file is not JSON"))
+	}
+	d := client.BlockDesign(*b)
+	return &d, nil
+}
+
 func need(s setOf, cmd string, names ...string) error {
 	for _, n := range names {
 		if !s.has(n) {
@@ -177,7 +190,7 @@ func (a *App) poolsCmd() *cobra.Command {
 
 func (a *App) templatesCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "templates", Short: "Create and edit templates (transactional messages and campaigns)"}
-	var name, subject, htmlFile, textFile, mdFile, sample string
+	var name, subject, htmlFile, textFile, mdFile, blocksFile, sample string
 	var layoutID int64
 	cmd.AddCommand(a.writeCommands("template",
 		`  sendonce templates create --name receipt --subject 'Your receipt {{.Attributes.order}}' --html-file receipt.html`,
@@ -189,6 +202,7 @@ func (a *App) templatesCmd() *cobra.Command {
 			f.StringVar(&textFile, "text-file", "", "a file with the plain-text body (a Go template)")
 			f.StringVar(&sample, "sample-data", "", "the .Attributes previews use, a JSON object")
 			f.StringVar(&mdFile, "markdown", "", "a file with a Markdown body (Go template actions work inside); html and text are made from it")
+			f.StringVar(&blocksFile, "blocks", "", "a file with a block design (JSON, docs/content.md#blocks); html and text are rendered from it")
 			f.Int64Var(&layoutID, "layout", 0, "the layout id framing the Markdown (default: the account's default layout)")
 		},
 		func(cmd *cobra.Command, c *client.Client, s setOf, id int64) (any, int64, string, error) {
@@ -204,9 +218,16 @@ func (a *App) templatesCmd() *cobra.Command {
 			if err != nil {
 				return nil, 0, "", err
 			}
+			blocks, err := design(s, blocksFile)
+			if err != nil {
+				return nil, 0, "", err
+			}
 			var ct *client.TemplateCreateContentType
 			if md != nil {
 				v := client.TemplateCreateContentTypeMarkdown
+				ct = &v
+			} else if blocks != nil {
+				v := client.TemplateCreateContentTypeBlocks
 				ct = &v
 			}
 			var lay *int64
@@ -223,7 +244,7 @@ func (a *App) templatesCmd() *cobra.Command {
 			}
 			if id == 0 {
 				r, err := c.CreateTemplateWithResponse(cmd.Context(), nil, client.TemplateCreate{Name: name, Subject: subject,
-					Html: html, Text: text, SampleData: data, ContentType: ct, Markdown: md, LayoutId: lay})
+					Html: html, Text: text, SampleData: data, ContentType: ct, Markdown: md, Blocks: blocks, LayoutId: lay})
 				if err := client.Check(r, err); err != nil {
 					return nil, 0, "", err
 				}
@@ -231,7 +252,7 @@ func (a *App) templatesCmd() *cobra.Command {
 			}
 			r, err := c.UpdateTemplateWithResponse(cmd.Context(), id, client.TemplateUpdate{Name: str(s, "name", name),
 				Subject: str(s, "subject", subject), Html: html, Text: text, SampleData: data,
-				ContentType: (*client.TemplateUpdateContentType)(ct), Markdown: md, LayoutId: lay})
+				ContentType: (*client.TemplateUpdateContentType)(ct), Markdown: md, Blocks: blocks, LayoutId: lay})
 			if err := client.Check(r, err); err != nil {
 				return nil, 0, "", err
 			}
@@ -286,9 +307,9 @@ func (a *App) layoutsCmd() *cobra.Command {
 // campaignWriteCommands are campaigns create and edit.
 func (a *App) campaignWriteCommands() []*cobra.Command {
 	var (
-		name, from, fromName, subject, htmlFile, textFile, replyTo, mdFile, deliverAt, window string
-		template, segment, layoutID, pool                                                     int64
-		lists                                                                                 []int64
+		name, from, fromName, subject, htmlFile, textFile, replyTo, mdFile, blocksFile, deliverAt, window string
+		template, segment, layoutID, pool                                                                 int64
+		lists                                                                                             []int64
 	)
 	return a.writeCommands("campaign",
 		`  sendonce campaigns create --name 'March news' --from news@example.com --list 1 \
@@ -306,6 +327,7 @@ func (a *App) campaignWriteCommands() []*cobra.Command {
 			f.Int64SliceVar(&lists, "list", nil, "send to this list id (repeatable)")
 			f.Int64Var(&segment, "segment", 0, "send to this segment id")
 			f.StringVar(&mdFile, "markdown", "", "a file with a Markdown body (Go template actions work inside); html and text are made from it")
+			f.StringVar(&blocksFile, "blocks", "", "a file with a block design (JSON, docs/content.md#blocks); html and text are rendered from it")
 			f.Int64Var(&layoutID, "layout", 0, "the layout id framing the Markdown (default: the account's default layout)")
 			f.StringVar(&deliverAt, "deliver-at-local", "", "send each recipient at this local time, HH:MM in their zone ('' on edit: at once)")
 			f.StringVar(&window, "window", "", "send only in this window: DAYS HH:MM-HH:MM [ZONE], such as 'mon-fri 09:00-17:00 Europe/Berlin'")
@@ -324,9 +346,16 @@ func (a *App) campaignWriteCommands() []*cobra.Command {
 			if err != nil {
 				return nil, 0, "", err
 			}
+			blocks, err := design(s, blocksFile)
+			if err != nil {
+				return nil, 0, "", err
+			}
 			var ct *client.CampaignCreateContentType
 			if md != nil {
 				v := client.CampaignCreateContentTypeMarkdown
+				ct = &v
+			} else if blocks != nil {
+				v := client.CampaignCreateContentTypeBlocks
 				ct = &v
 			}
 			var lay *int64
@@ -358,7 +387,7 @@ func (a *App) campaignWriteCommands() []*cobra.Command {
 				r, err := c.CreateCampaignWithResponse(cmd.Context(), nil, client.CampaignCreate{Name: name, FromEmail: from,
 					FromName: str(s, "from-name", fromName), ReplyTo: str(s, "reply-to", replyTo),
 					Subject: str(s, "subject", subject), HtmlTemplate: html, TextTemplate: text,
-					TemplateId: tpl, ListIds: ids, SegmentId: seg, ContentType: ct, Markdown: md, LayoutId: lay,
+					TemplateId: tpl, ListIds: ids, SegmentId: seg, ContentType: ct, Markdown: md, Blocks: blocks, LayoutId: lay,
 					DeliverAtLocal: str(s, "deliver-at-local", deliverAt), SendWindow: win, PoolId: pl})
 				if err := client.Check(r, err); err != nil {
 					return nil, 0, "", err
@@ -369,7 +398,7 @@ func (a *App) campaignWriteCommands() []*cobra.Command {
 				FromEmail: str(s, "from", from), FromName: str(s, "from-name", fromName), ReplyTo: str(s, "reply-to", replyTo),
 				Subject: str(s, "subject", subject), HtmlTemplate: html, TextTemplate: text,
 				TemplateId: tpl, ListIds: ids, SegmentId: seg,
-				ContentType: (*client.CampaignUpdateContentType)(ct), Markdown: md, LayoutId: lay,
+				ContentType: (*client.CampaignUpdateContentType)(ct), Markdown: md, Blocks: blocks, LayoutId: lay,
 				DeliverAtLocal: str(s, "deliver-at-local", deliverAt), SendWindow: win, PoolId: pl})
 			if err := client.Check(r, err); err != nil {
 				return nil, 0, "", err

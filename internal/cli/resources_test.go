@@ -90,6 +90,19 @@ func TestCLICreateAndEdit(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(mdCamp), &c))
 	require.Contains(t, c.HtmlTemplate, "<h1>Hi {{.Name}}</h1>")
 	require.Contains(t, c.TextTemplate, "Hi {{.Name}}\n=")
+	// Block designs: html and text are rendered from the file; a bad one is refused.
+	blocks := filepath.Join(dir, "design.json")
+	require.NoError(t, os.WriteFile(blocks, []byte(`{"rows":[{"columns":[{"blocks":[{"type":"heading","text":"Hi {{.Name}}"},{"type":"footer"}]}]}]}`), 0o600))
+	require.NoError(t, json.Unmarshal([]byte(ok("templates", "create", "--name", "blk", "--subject", "Hi", "--blocks", blocks, "--json")), &tp))
+	require.Equal(t, "blocks", string(tp.ContentType))
+	require.Contains(t, tp.Html, `<div class="frame"><div style=`, "in the default layout")
+	require.NoError(t, json.Unmarshal([]byte(ok("campaigns", "create", "--name", "blk", "--from", "news@example.com", "--list", list,
+		"--subject", "March", "--blocks", blocks, "--json")), &c))
+	require.Contains(t, c.HtmlTemplate, ">Hi {{.Name}}</h1>")
+	require.NoError(t, os.WriteFile(blocks, []byte(`{"rows":[{"columns":[{"blocks":[{"type":"image","src":"https://x.example/a.png"}]}]}]}`), 0o600))
+	r = run("templates", "create", "--name", "blk2", "--subject", "Hi", "--blocks", blocks)
+	require.Equal(t, ExitRefused, r.code, r.stderr)
+	require.Contains(t, r.stderr, "the image block needs alt")
 
 	seg := ok("segments", "create", "--name", "pro", "--match", `$.plan == "pro"`, "-q")
 	var s client.Segment

@@ -170,6 +170,7 @@ type Campaign struct {
 	LayoutID           *int64
 	DeliverAtLocal     *string
 	PoolID             *int64
+	Blocks             json.RawMessage
 	SendWindow         json.RawMessage
 }
 
@@ -738,6 +739,7 @@ type Template struct {
 	ContentType string
 	Markdown    string
 	LayoutID    *int64
+	Blocks      json.RawMessage
 }
 
 type TemplateAttachment struct {

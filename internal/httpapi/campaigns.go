@@ -25,7 +25,7 @@ func toAPICampaign(c campaign.Campaign) api.Campaign {
 		SenderId: c.SenderID, PoolId: c.PoolID, PausedReason: c.PausedReason, FailedReason: c.FailedReason,
 		TrackClicks: c.TrackClicks, TrackOpens: c.TrackOpens, Archive: c.Archive,
 		Attachments: toAPIAttachments(c.Attachments), CreatedBy: createdBy(c),
-		ContentType: (*api.CampaignContentType)(&c.ContentType), Markdown: &c.Markdown, LayoutId: c.LayoutID, DeliverAtLocal: c.DeliverAtLocal,
+		ContentType: (*api.CampaignContentType)(&c.ContentType), Markdown: &c.Markdown, Blocks: toAPIDesign(c.Blocks), LayoutId: c.LayoutID, DeliverAtLocal: c.DeliverAtLocal,
 		SendWindow: toAPISendWindow(c.SendWindow)}
 }
 
@@ -133,7 +133,7 @@ func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request) error {
 		AmbiguousPolicy: policyPtr(in.AmbiguousPolicy), TemplateID: in.TemplateId, SegmentID: in.SegmentId, SenderID: in.SenderId, PoolID: in.PoolId,
 		TrackClicks: in.TrackClicks, TrackOpens: in.TrackOpens, Archive: in.Archive,
 		Attachments: fromAPIAttachments(in.Attachments),
-		ContentType: enumString(in.ContentType), Markdown: in.Markdown, LayoutID: in.LayoutId, DeliverAtLocal: in.DeliverAtLocal,
+		ContentType: enumString(in.ContentType), Markdown: in.Markdown, Blocks: raw(in.Blocks), LayoutID: in.LayoutId, DeliverAtLocal: in.DeliverAtLocal,
 		SendWindow: fromAPISendWindow(in.SendWindow),
 	})
 	if err != nil {
@@ -189,7 +189,7 @@ func (s *Server) updateCampaign(w http.ResponseWriter, r *http.Request) error {
 		AmbiguousPolicy: policyPtr(in.AmbiguousPolicy), TemplateID: in.TemplateId, SegmentID: in.SegmentId, SenderID: in.SenderId, PoolID: in.PoolId,
 		TrackClicks: in.TrackClicks, TrackOpens: in.TrackOpens, Archive: in.Archive,
 		Attachments: fromAPIAttachments(in.Attachments),
-		ContentType: enumString(in.ContentType), Markdown: in.Markdown, LayoutID: in.LayoutId, DeliverAtLocal: in.DeliverAtLocal,
+		ContentType: enumString(in.ContentType), Markdown: in.Markdown, Blocks: raw(in.Blocks), LayoutID: in.LayoutId, DeliverAtLocal: in.DeliverAtLocal,
 		SendWindow: fromAPISendWindow(in.SendWindow), ClearSendWindow: nulls["send_window"],
 	})
 	if err != nil {

@@ -11,7 +11,15 @@ import (
 func toAPITemplate(t template.Template) api.Template {
 	return api.Template{Id: t.ID, Name: t.Name, Subject: t.Subject, Html: t.HTML, Text: t.Text, Language: t.Language,
 		SampleData: t.SampleData, TrackClicks: t.TrackClicks, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, Attachments: toAPIAttachments(t.Attachments),
-		ContentType: api.TemplateContentType(t.ContentType), Markdown: t.Markdown, LayoutId: t.LayoutID}
+		ContentType: api.TemplateContentType(t.ContentType), Markdown: t.Markdown, Blocks: toAPIDesign(t.Blocks), LayoutId: t.LayoutID}
+}
+
+// toAPIDesign is a block design, absent (nil) unless the content is blocks.
+func toAPIDesign(d json.RawMessage) *api.BlockDesign {
+	if len(d) == 0 {
+		return nil
+	}
+	return (*api.BlockDesign)(&d)
 }
 
 func raw(p *json.RawMessage) json.RawMessage {
@@ -45,7 +53,7 @@ func (s *Server) createTemplate(w http.ResponseWriter, r *http.Request) error {
 	}
 	t, err := s.Templates.Create(r.Context(), accountID(r), template.Fields{Name: &in.Name, Subject: &in.Subject,
 		HTML: in.Html, Text: in.Text, Language: in.Language, SampleData: raw(in.SampleData), TrackClicks: in.TrackClicks,
-		Attachments: fromAPIAttachments(in.Attachments), ContentType: enumString(in.ContentType), Markdown: in.Markdown, LayoutID: in.LayoutId})
+		Attachments: fromAPIAttachments(in.Attachments), ContentType: enumString(in.ContentType), Markdown: in.Markdown, Blocks: raw(in.Blocks), LayoutID: in.LayoutId})
 	if err != nil {
 		return err
 	}
@@ -75,7 +83,7 @@ func (s *Server) updateTemplate(w http.ResponseWriter, r *http.Request) error {
 	}
 	t, err := s.Templates.Update(r.Context(), accountID(r), id, template.Fields{Name: in.Name, Subject: in.Subject,
 		HTML: in.Html, Text: in.Text, Language: in.Language, SampleData: raw(in.SampleData), TrackClicks: in.TrackClicks,
-		Attachments: fromAPIAttachments(in.Attachments), ContentType: enumString(in.ContentType), Markdown: in.Markdown, LayoutID: in.LayoutId})
+		Attachments: fromAPIAttachments(in.Attachments), ContentType: enumString(in.ContentType), Markdown: in.Markdown, Blocks: raw(in.Blocks), LayoutID: in.LayoutId})
 	if err != nil {
 		return err
 	}
@@ -131,8 +139,9 @@ func (s *Server) previewTemplate(w http.ResponseWriter, r *http.Request) error {
 		p.Name = *in.Name
 	}
 	html, text := deref(in.Html), deref(in.Text)
-	if ct := enumString(in.ContentType); ct != nil || in.Markdown != nil || in.LayoutId != nil {
-		if html, text, err = s.Templates.ComposeUnsaved(r.Context(), accountID(r), ct, in.Markdown, in.LayoutId, in.Html != nil || in.Text != nil, html, text); err != nil {
+	if ct := enumString(in.ContentType); ct != nil || in.Markdown != nil || in.Blocks != nil || in.LayoutId != nil {
+		ch := template.Change{Type: ct, Markdown: in.Markdown, Blocks: raw(in.Blocks), LayoutID: in.LayoutId, HTMLGiven: in.Html != nil || in.Text != nil}
+		if html, text, err = s.Templates.ComposeUnsaved(r.Context(), accountID(r), ch, html, text); err != nil {
 			return err
 		}
 	}

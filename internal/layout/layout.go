@@ -19,6 +19,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/audit"
+	"github.com/sendonce/sendonce/internal/blocks"
 	"github.com/sendonce/sendonce/internal/markdown"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/render"
@@ -117,9 +118,23 @@ func frame(l *store.Layout, html, text string) (string, string) {
 // reads through q, so it sees the caller's transaction. Errors name /markdown and
 // /layout_id; another account's layout is not found.
 func Compose(ctx context.Context, q *store.Queries, accountID int64, layoutID *int64, md string) (html, text string, err error) {
-	conv, err := markdown.Convert(md)
-	if err != nil {
-		return "", "", apperr.Invalidf("/markdown", "markdown %s", err.Error())
+	return ComposeContent(ctx, q, accountID, layoutID, "markdown", md, nil)
+}
+
+// ComposeContent composes content of type typ ("markdown": md; "blocks": the
+// block design) in its layout as Compose does. Errors name /markdown, /blocks
+// (and the field under it) and /layout_id.
+func ComposeContent(ctx context.Context, q *store.Queries, accountID int64, layoutID *int64, typ, md string, design []byte) (html, text string, err error) {
+	if typ == "blocks" {
+		if html, text, err = blocks.Convert(design); err != nil {
+			return "", "", err
+		}
+	} else {
+		conv, err := markdown.Convert(md)
+		if err != nil {
+			return "", "", apperr.Invalidf("/markdown", "markdown %s", err.Error())
+		}
+		html, text = conv.HTML, conv.Text
 	}
 	var l *store.Layout
 	if layoutID != nil {
@@ -138,11 +153,11 @@ func Compose(ctx context.Context, q *store.Queries, accountID int64, layoutID *i
 			return "", "", err
 		}
 	}
-	html, text = frame(l, conv.HTML, conv.Text)
+	html, text = frame(l, html, text)
 	return html, text, nil
 }
 
-// recompose composes again the Markdown templates and draft campaigns that layout
+// recompose composes again the Markdown and block templates and draft campaigns that layout
 // id frames (and, when isDefault, those that name no layout), in q's transaction.
 // A body that no longer renders in the changed frame refuses the change.
 func recompose(ctx context.Context, q *store.Queries, accountID, id int64, isDefault bool) error {
@@ -151,7 +166,7 @@ func recompose(ctx context.Context, q *store.Queries, accountID, id int64, isDef
 		return err
 	}
 	for _, t := range tpls {
-		html, text, err := Compose(ctx, q, accountID, t.LayoutID, t.Markdown)
+		html, text, err := ComposeContent(ctx, q, accountID, t.LayoutID, t.ContentType, t.Markdown, t.Blocks)
 		if err == nil {
 			err = validateFor(t.Subject, html, text, t.SampleData)
 		}
@@ -167,7 +182,7 @@ func recompose(ctx context.Context, q *store.Queries, accountID, id int64, isDef
 		return err
 	}
 	for _, c := range drafts {
-		html, text, err := Compose(ctx, q, accountID, c.LayoutID, c.Markdown)
+		html, text, err := ComposeContent(ctx, q, accountID, c.LayoutID, c.ContentType, c.Markdown, c.Blocks)
 		if err == nil {
 			err = render.Validate(c.Subject, html, text)
 		}

@@ -211,3 +211,23 @@ func onlyPlaceholders(p protected, s string) bool {
 	}
 	return true
 }
+
+// Split cuts src into literal text and {{ … }} actions, in order: the even
+// elements are text (possibly empty), the odd ones actions, as text/template reads
+// them. The error names an action that is never closed.
+func Split(src string) ([]string, error) {
+	var out []string
+	rest := src
+	for {
+		i := strings.Index(rest, "{{")
+		if i < 0 {
+			return append(out, rest), nil
+		}
+		end := actionEnd(rest[i+2:])
+		if end < 0 {
+			return nil, fmt.Errorf("an action {{ is not closed by }}")
+		}
+		out = append(out, rest[:i], rest[i:i+2+end+2])
+		rest = rest[i+2+end+2:]
+	}
+}

@@ -79,6 +79,8 @@ type Templates struct {
 	static [parts]*string
 	// plain holds the subject and text when they are plain (plain.go).
 	plain [parts]plain
+	// cond holds the HTML's conditional comments (conditional.go), or nil.
+	cond *conditionals
 
 	mu        sync.Mutex // guards cloning from the parsed templates
 	renderers sync.Pool  // *renderer
@@ -92,6 +94,7 @@ func Parse(subject, html, text string) (*Templates, error) {
 	if t.subject, err = texttemplate.New("subject").Option("missingkey=zero").Funcs(parseFuncs).Parse(subject); err != nil {
 		return nil, invalid(partSubject, "does not parse: %s", clean(err))
 	}
+	html, t.cond = protectConditionals(html)
 	if t.html, err = htmltemplate.New("html").Option("missingkey=zero").Funcs(parseFuncs).Parse(html); err != nil {
 		return nil, invalid(partHTML, "does not parse: %s", clean(err))
 	}
@@ -169,7 +172,12 @@ func (t *Templates) compileHTML() error {
 	}
 	r.steps = MaxSteps
 	d := Data{Email: Sample.Email, Name: Sample.Name, Attributes: attrs, Event: event, UnsubscribeURL: SampleUnsubscribeURL}
-	if r.html.Execute(io.Discard, d) == nil {
+	err = r.html.Execute(io.Discard, d)
+	if t.cond != nil {
+		t.cond.restoreTree(r.html)
+		r.condDone = true
+	}
+	if err == nil {
 		if pl, ok := compilePlain(r.html.Tree.Root); ok {
 			t.plain[partHTML] = pl
 		}
@@ -293,13 +301,17 @@ type renderer struct {
 	steps   int // left in this render
 	buf     bytes.Buffer
 	out     limitWriter
+	// cond are the HTML's conditional comments, put back in the text of the
+	// html clone once it is escaped (condDone).
+	cond     *conditionals
+	condDone bool
 }
 
 func (t *Templates) renderer() (*renderer, error) {
 	if r, ok := t.renderers.Get().(*renderer); ok {
 		return r, nil
 	}
-	r := &renderer{}
+	r := &renderer{cond: t.cond}
 	funcs := r.funcs()
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -328,6 +340,15 @@ func (r *renderer) execute(part int, d Data) error {
 	case partSubject:
 		err = r.subject.Execute(&r.out, d)
 	case partHTML:
+		if r.cond != nil && !r.condDone {
+			// Escape the clone first (html/template does it on the first
+			// Execute), then put the comments back in its text.
+			steps := r.steps
+			_ = r.html.Execute(io.Discard, d)
+			r.steps = steps
+			r.cond.restoreTree(r.html)
+			r.condDone = true
+		}
 		err = r.html.Execute(&r.out, d)
 	default:
 		err = r.text.Execute(&r.out, d)

@@ -21,7 +21,7 @@ WHERE account_id = $2 AND id = $3 AND status = 'draft' AND kind = 'campaign'
   AND (NOT $4::boolean
        OR (from_email = $5::text
            AND sender_id IS NOT DISTINCT FROM $6::bigint))
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, send_window
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, blocks, send_window
 `
 
 type CampaignApproveParams struct {
@@ -96,6 +96,7 @@ func (q *Queries) CampaignApprove(ctx context.Context, arg CampaignApproveParams
 		&i.LayoutID,
 		&i.DeliverAtLocal,
 		&i.PoolID,
+		&i.Blocks,
 		&i.SendWindow,
 	)
 	return i, err
@@ -435,7 +436,7 @@ const campaignCancel = `-- name: CampaignCancel :one
 UPDATE campaigns SET status = 'cancelled', cancelled_at = now(), updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status IN ('draft', 'approved', 'building', 'sending', 'paused')
   AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, send_window
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, blocks, send_window
 `
 
 type CampaignCancelParams struct {
@@ -495,6 +496,7 @@ func (q *Queries) CampaignCancel(ctx context.Context, arg CampaignCancelParams) 
 		&i.LayoutID,
 		&i.DeliverAtLocal,
 		&i.PoolID,
+		&i.Blocks,
 		&i.SendWindow,
 	)
 	return i, err
@@ -508,7 +510,7 @@ INSERT INTO campaigns (account_id, name, subject, from_email, from_name, reply_t
 VALUES ($1, $2, $3, $4, $5, $6,
         $7, $8, $9, $10::bigint[], $11, $12,
         $13::bigint, $14::text, $15::bigint)
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, send_window
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, blocks, send_window
 `
 
 type CampaignCreateParams struct {
@@ -608,6 +610,7 @@ func (q *Queries) CampaignCreate(ctx context.Context, arg CampaignCreateParams) 
 		&i.LayoutID,
 		&i.DeliverAtLocal,
 		&i.PoolID,
+		&i.Blocks,
 		&i.SendWindow,
 	)
 	return i, err
@@ -639,7 +642,7 @@ SELECT c.account_id, left(c.name, 193) || ' (copy)', c.subject, c.from_email, c.
        c.track_clicks, c.track_opens, c.archive
 FROM campaigns c
 WHERE c.account_id = $1 AND c.id = $2 AND c.kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, send_window
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, blocks, send_window
 `
 
 type CampaignDuplicateParams struct {
@@ -703,6 +706,7 @@ func (q *Queries) CampaignDuplicate(ctx context.Context, arg CampaignDuplicatePa
 		&i.LayoutID,
 		&i.DeliverAtLocal,
 		&i.PoolID,
+		&i.Blocks,
 		&i.SendWindow,
 	)
 	return i, err
@@ -789,7 +793,7 @@ func (q *Queries) CampaignFourEyesBlocked(ctx context.Context, arg CampaignFourE
 }
 
 const campaignGet = `-- name: CampaignGet :one
-SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, send_window FROM campaigns WHERE account_id = $1 AND id = $2 AND kind = 'campaign'
+SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, blocks, send_window FROM campaigns WHERE account_id = $1 AND id = $2 AND kind = 'campaign'
 `
 
 type CampaignGetParams struct {
@@ -849,13 +853,14 @@ func (q *Queries) CampaignGet(ctx context.Context, arg CampaignGetParams) (Campa
 		&i.LayoutID,
 		&i.DeliverAtLocal,
 		&i.PoolID,
+		&i.Blocks,
 		&i.SendWindow,
 	)
 	return i, err
 }
 
 const campaignList = `-- name: CampaignList :many
-SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, send_window FROM campaigns
+SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, blocks, send_window FROM campaigns
 WHERE account_id = $1 AND id > $2 AND kind = 'campaign'
   AND ($3::text IS NULL OR status = $3::text)
 ORDER BY id
@@ -932,6 +937,7 @@ func (q *Queries) CampaignList(ctx context.Context, arg CampaignListParams) ([]C
 			&i.LayoutID,
 			&i.DeliverAtLocal,
 			&i.PoolID,
+			&i.Blocks,
 			&i.SendWindow,
 		); err != nil {
 			return nil, err
@@ -974,7 +980,7 @@ func (q *Queries) CampaignListBuildsToResume(ctx context.Context, executorID *in
 }
 
 const campaignListNewest = `-- name: CampaignListNewest :many
-SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, send_window FROM campaigns
+SELECT id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, blocks, send_window FROM campaigns
 WHERE account_id = $1 AND ($2::bigint = 0 OR id < $2::bigint) AND kind = 'campaign'
   AND ($3::text IS NULL OR status = $3::text)
 ORDER BY id DESC
@@ -1054,6 +1060,7 @@ func (q *Queries) CampaignListNewest(ctx context.Context, arg CampaignListNewest
 			&i.LayoutID,
 			&i.DeliverAtLocal,
 			&i.PoolID,
+			&i.Blocks,
 			&i.SendWindow,
 		); err != nil {
 			return nil, err
@@ -1084,7 +1091,7 @@ func (q *Queries) CampaignNotify(ctx context.Context, arg CampaignNotifyParams) 
 const campaignPause = `-- name: CampaignPause :one
 UPDATE campaigns SET status = 'paused', paused_reason = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'sending' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, send_window
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, blocks, send_window
 `
 
 type CampaignPauseParams struct {
@@ -1145,6 +1152,7 @@ func (q *Queries) CampaignPause(ctx context.Context, arg CampaignPauseParams) (C
 		&i.LayoutID,
 		&i.DeliverAtLocal,
 		&i.PoolID,
+		&i.Blocks,
 		&i.SendWindow,
 	)
 	return i, err
@@ -1191,7 +1199,7 @@ func (q *Queries) CampaignPoolSenderRules(ctx context.Context, arg CampaignPoolS
 const campaignResume = `-- name: CampaignResume :one
 UPDATE campaigns SET status = 'sending', paused_reason = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'paused' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, send_window
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, blocks, send_window
 `
 
 type CampaignResumeParams struct {
@@ -1253,6 +1261,7 @@ func (q *Queries) CampaignResume(ctx context.Context, arg CampaignResumeParams) 
 		&i.LayoutID,
 		&i.DeliverAtLocal,
 		&i.PoolID,
+		&i.Blocks,
 		&i.SendWindow,
 	)
 	return i, err
@@ -1262,7 +1271,7 @@ const campaignRetryFailedBegin = `-- name: CampaignRetryFailedBegin :one
 UPDATE campaigns SET status = 'sending', finished_at = NULL, failed_retried_at = now(), updated_at = now()
 WHERE account_id = $1 AND id = $2 AND kind = 'campaign' AND status = 'sent'
   AND failed_retried_at IS NULL
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, send_window
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, blocks, send_window
 `
 
 type CampaignRetryFailedBeginParams struct {
@@ -1326,6 +1335,7 @@ func (q *Queries) CampaignRetryFailedBegin(ctx context.Context, arg CampaignRetr
 		&i.LayoutID,
 		&i.DeliverAtLocal,
 		&i.PoolID,
+		&i.Blocks,
 		&i.SendWindow,
 	)
 	return i, err
@@ -1419,7 +1429,7 @@ func (q *Queries) CampaignSenderRules(ctx context.Context, arg CampaignSenderRul
 const campaignSetDeliverAtLocal = `-- name: CampaignSetDeliverAtLocal :one
 UPDATE campaigns SET deliver_at_local = $1::text, updated_at = now()
 WHERE account_id = $2 AND id = $3 AND status = 'draft' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, send_window
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, blocks, send_window
 `
 
 type CampaignSetDeliverAtLocalParams struct {
@@ -1482,6 +1492,7 @@ func (q *Queries) CampaignSetDeliverAtLocal(ctx context.Context, arg CampaignSet
 		&i.LayoutID,
 		&i.DeliverAtLocal,
 		&i.PoolID,
+		&i.Blocks,
 		&i.SendWindow,
 	)
 	return i, err
@@ -1493,7 +1504,7 @@ SET pool_id = $1::bigint,
     sender_id = CASE WHEN $1::bigint IS NULL THEN sender_id END,
     updated_at = now()
 WHERE account_id = $2 AND id = $3 AND status = 'draft' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, send_window
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, blocks, send_window
 `
 
 type CampaignSetPoolParams struct {
@@ -1557,6 +1568,7 @@ func (q *Queries) CampaignSetPool(ctx context.Context, arg CampaignSetPoolParams
 		&i.LayoutID,
 		&i.DeliverAtLocal,
 		&i.PoolID,
+		&i.Blocks,
 		&i.SendWindow,
 	)
 	return i, err
@@ -1565,7 +1577,7 @@ func (q *Queries) CampaignSetPool(ctx context.Context, arg CampaignSetPoolParams
 const campaignSetSendWindow = `-- name: CampaignSetSendWindow :one
 UPDATE campaigns SET send_window = $1::jsonb, updated_at = now()
 WHERE account_id = $2 AND id = $3 AND status = 'draft' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, send_window
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, blocks, send_window
 `
 
 type CampaignSetSendWindowParams struct {
@@ -1628,6 +1640,7 @@ func (q *Queries) CampaignSetSendWindow(ctx context.Context, arg CampaignSetSend
 		&i.LayoutID,
 		&i.DeliverAtLocal,
 		&i.PoolID,
+		&i.Blocks,
 		&i.SendWindow,
 	)
 	return i, err
@@ -1812,7 +1825,7 @@ func (q *Queries) CampaignTimeline(ctx context.Context, arg CampaignTimelinePara
 const campaignUnapprove = `-- name: CampaignUnapprove :one
 UPDATE campaigns SET status = 'draft', scheduled_for = NULL, approved_at = NULL, updated_at = now()
 WHERE account_id = $1 AND id = $2 AND status = 'approved' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, send_window
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, blocks, send_window
 `
 
 type CampaignUnapproveParams struct {
@@ -1872,6 +1885,7 @@ func (q *Queries) CampaignUnapprove(ctx context.Context, arg CampaignUnapprovePa
 		&i.LayoutID,
 		&i.DeliverAtLocal,
 		&i.PoolID,
+		&i.Blocks,
 		&i.SendWindow,
 	)
 	return i, err
@@ -1899,7 +1913,7 @@ UPDATE campaigns SET
                             ELSE nullif($12::bigint, 0) END,
     updated_at       = now()
 WHERE account_id = $13 AND id = $14 AND status = 'draft' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, send_window
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, blocks, send_window
 `
 
 type CampaignUpdateDraftParams struct {
@@ -1986,6 +2000,7 @@ func (q *Queries) CampaignUpdateDraft(ctx context.Context, arg CampaignUpdateDra
 		&i.LayoutID,
 		&i.DeliverAtLocal,
 		&i.PoolID,
+		&i.Blocks,
 		&i.SendWindow,
 	)
 	return i, err

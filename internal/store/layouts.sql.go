@@ -11,8 +11,8 @@ import (
 )
 
 const campaignMarkdownDraftsByLayout = `-- name: CampaignMarkdownDraftsByLayout :many
-SELECT id, subject, markdown, layout_id FROM campaigns
-WHERE account_id = $1 AND content_type = 'markdown' AND status = 'draft'
+SELECT id, subject, content_type, markdown, blocks, layout_id FROM campaigns
+WHERE account_id = $1 AND content_type IN ('markdown', 'blocks') AND status = 'draft'
   AND (layout_id = $2 OR (layout_id IS NULL AND $3::boolean))
 ORDER BY id
 FOR UPDATE
@@ -25,13 +25,15 @@ type CampaignMarkdownDraftsByLayoutParams struct {
 }
 
 type CampaignMarkdownDraftsByLayoutRow struct {
-	ID       int64
-	Subject  string
-	Markdown string
-	LayoutID *int64
+	ID          int64
+	Subject     string
+	ContentType string
+	Markdown    string
+	Blocks      json.RawMessage
+	LayoutID    *int64
 }
 
-// As TemplateMarkdownByLayout, for draft campaigns with Markdown of their own. A
+// As TemplateMarkdownByLayout, for draft campaigns with Markdown or blocks of their own. A
 // campaign approved before this lock keeps what approval pinned.
 func (q *Queries) CampaignMarkdownDraftsByLayout(ctx context.Context, arg CampaignMarkdownDraftsByLayoutParams) ([]CampaignMarkdownDraftsByLayoutRow, error) {
 	rows, err := q.db.Query(ctx, campaignMarkdownDraftsByLayout, arg.AccountID, arg.LayoutID, arg.IsDefault)
@@ -45,7 +47,9 @@ func (q *Queries) CampaignMarkdownDraftsByLayout(ctx context.Context, arg Campai
 		if err := rows.Scan(
 			&i.ID,
 			&i.Subject,
+			&i.ContentType,
 			&i.Markdown,
+			&i.Blocks,
 			&i.LayoutID,
 		); err != nil {
 			return nil, err
@@ -85,15 +89,17 @@ const campaignSetContent = `-- name: CampaignSetContent :one
 UPDATE campaigns SET
     content_type = $1,
     markdown     = $2,
-    layout_id    = $3,
+    blocks       = $3,
+    layout_id    = $4,
     updated_at   = now()
-WHERE account_id = $4 AND id = $5 AND status = 'draft'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, send_window
+WHERE account_id = $5 AND id = $6 AND status = 'draft'
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, blocks, send_window
 `
 
 type CampaignSetContentParams struct {
 	ContentType string
 	Markdown    string
+	Blocks      json.RawMessage
 	LayoutID    *int64
 	AccountID   int64
 	ID          int64
@@ -103,6 +109,7 @@ func (q *Queries) CampaignSetContent(ctx context.Context, arg CampaignSetContent
 	row := q.db.QueryRow(ctx, campaignSetContent,
 		arg.ContentType,
 		arg.Markdown,
+		arg.Blocks,
 		arg.LayoutID,
 		arg.AccountID,
 		arg.ID,
@@ -157,6 +164,7 @@ func (q *Queries) CampaignSetContent(ctx context.Context, arg CampaignSetContent
 		&i.LayoutID,
 		&i.DeliverAtLocal,
 		&i.PoolID,
+		&i.Blocks,
 		&i.SendWindow,
 	)
 	return i, err
@@ -466,8 +474,8 @@ func (q *Queries) LayoutUpdate(ctx context.Context, arg LayoutUpdateParams) (Lay
 }
 
 const templateMarkdownByLayout = `-- name: TemplateMarkdownByLayout :many
-SELECT id, subject, sample_data, markdown, layout_id FROM templates
-WHERE account_id = $1 AND content_type = 'markdown'
+SELECT id, subject, sample_data, content_type, markdown, blocks, layout_id FROM templates
+WHERE account_id = $1 AND content_type IN ('markdown', 'blocks')
   AND (layout_id = $2 OR (layout_id IS NULL AND $3::boolean))
 ORDER BY id
 FOR UPDATE
@@ -480,14 +488,16 @@ type TemplateMarkdownByLayoutParams struct {
 }
 
 type TemplateMarkdownByLayoutRow struct {
-	ID         int64
-	Subject    string
-	SampleData json.RawMessage
-	Markdown   string
-	LayoutID   *int64
+	ID          int64
+	Subject     string
+	SampleData  json.RawMessage
+	ContentType string
+	Markdown    string
+	Blocks      json.RawMessage
+	LayoutID    *int64
 }
 
-// The Markdown templates a layout frames: those naming it, and, when it is the
+// The Markdown and block templates a layout frames: those naming it, and, when it is the
 // default (@is_default), those naming none. Locked, so a concurrent save of one
 // of them is wholly before or after the recomposition.
 func (q *Queries) TemplateMarkdownByLayout(ctx context.Context, arg TemplateMarkdownByLayoutParams) ([]TemplateMarkdownByLayoutRow, error) {
@@ -503,7 +513,9 @@ func (q *Queries) TemplateMarkdownByLayout(ctx context.Context, arg TemplateMark
 			&i.ID,
 			&i.Subject,
 			&i.SampleData,
+			&i.ContentType,
 			&i.Markdown,
+			&i.Blocks,
 			&i.LayoutID,
 		); err != nil {
 			return nil, err
@@ -542,26 +554,29 @@ const templateSetContent = `-- name: TemplateSetContent :one
 UPDATE templates SET
     content_type = $1,
     markdown     = $2,
-    layout_id    = $3,
+    blocks       = $3,
+    layout_id    = $4,
     updated_at   = now()
-WHERE account_id = $4 AND id = $5
-RETURNING id, account_id, name, subject, html, text, language, sample_data, created_at, updated_at, track_clicks, content_type, markdown, layout_id
+WHERE account_id = $5 AND id = $6
+RETURNING id, account_id, name, subject, html, text, language, sample_data, created_at, updated_at, track_clicks, content_type, markdown, layout_id, blocks
 `
 
 type TemplateSetContentParams struct {
 	ContentType string
 	Markdown    string
+	Blocks      json.RawMessage
 	LayoutID    *int64
 	AccountID   int64
 	ID          int64
 }
 
-// The content type, Markdown source and layout of a template (the caller composes
+// The content type, Markdown or block source and layout of a template (the caller composes
 // and stores html and text with TemplateSetComposed in the same transaction).
 func (q *Queries) TemplateSetContent(ctx context.Context, arg TemplateSetContentParams) (Template, error) {
 	row := q.db.QueryRow(ctx, templateSetContent,
 		arg.ContentType,
 		arg.Markdown,
+		arg.Blocks,
 		arg.LayoutID,
 		arg.AccountID,
 		arg.ID,
@@ -582,6 +597,7 @@ func (q *Queries) TemplateSetContent(ctx context.Context, arg TemplateSetContent
 		&i.ContentType,
 		&i.Markdown,
 		&i.LayoutID,
+		&i.Blocks,
 	)
 	return i, err
 }

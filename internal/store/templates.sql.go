@@ -19,7 +19,7 @@ UPDATE campaigns c SET
     updated_at    = now()
 FROM templates t
 WHERE c.account_id = $1 AND c.id = $2 AND t.id = c.template_id AND c.kind = 'campaign'
-RETURNING c.id, c.account_id, c.name, c.subject, c.from_email, c.from_name, c.reply_to, c.html_template, c.text_template, c.language, c.list_ids, c.status, c.ambiguous_policy, c.scheduled_for, c.approved_at, c.started_at, c.finished_at, c.cancelled_at, c.created_at, c.updated_at, c.skipped_suppressed, c.skipped_unconfirmed, c.template_id, c.kind, c.sender_id, c.paused_reason, c.segment_id, c.build_executor_id, c.failed_reason, c.track_clicks, c.track_opens, c.archive, c.created_by_type, c.created_by_id, c.failed_retried_at, c.ab_mode, c.ab_variants, c.ab_test_percent, c.ab_wait_seconds, c.ab_metric, c.ab_winner, c.ab_winner_at, c.ab_winner_by, c.content_type, c.markdown, c.layout_id, c.deliver_at_local, c.pool_id, c.send_window
+RETURNING c.id, c.account_id, c.name, c.subject, c.from_email, c.from_name, c.reply_to, c.html_template, c.text_template, c.language, c.list_ids, c.status, c.ambiguous_policy, c.scheduled_for, c.approved_at, c.started_at, c.finished_at, c.cancelled_at, c.created_at, c.updated_at, c.skipped_suppressed, c.skipped_unconfirmed, c.template_id, c.kind, c.sender_id, c.paused_reason, c.segment_id, c.build_executor_id, c.failed_reason, c.track_clicks, c.track_opens, c.archive, c.created_by_type, c.created_by_id, c.failed_retried_at, c.ab_mode, c.ab_variants, c.ab_test_percent, c.ab_wait_seconds, c.ab_metric, c.ab_winner, c.ab_winner_at, c.ab_winner_by, c.content_type, c.markdown, c.layout_id, c.deliver_at_local, c.pool_id, c.blocks, c.send_window
 `
 
 type CampaignFreezeTemplateParams struct {
@@ -82,6 +82,7 @@ func (q *Queries) CampaignFreezeTemplate(ctx context.Context, arg CampaignFreeze
 		&i.LayoutID,
 		&i.DeliverAtLocal,
 		&i.PoolID,
+		&i.Blocks,
 		&i.SendWindow,
 	)
 	return i, err
@@ -128,7 +129,7 @@ const templateCreate = `-- name: TemplateCreate :one
 
 INSERT INTO templates (account_id, name, subject, html, text, language, sample_data, track_clicks)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-RETURNING id, account_id, name, subject, html, text, language, sample_data, created_at, updated_at, track_clicks, content_type, markdown, layout_id
+RETURNING id, account_id, name, subject, html, text, language, sample_data, created_at, updated_at, track_clicks, content_type, markdown, layout_id, blocks
 `
 
 type TemplateCreateParams struct {
@@ -172,6 +173,7 @@ func (q *Queries) TemplateCreate(ctx context.Context, arg TemplateCreateParams) 
 		&i.ContentType,
 		&i.Markdown,
 		&i.LayoutID,
+		&i.Blocks,
 	)
 	return i, err
 }
@@ -200,9 +202,9 @@ func (q *Queries) TemplateDelete(ctx context.Context, arg TemplateDeleteParams) 
 
 const templateDuplicate = `-- name: TemplateDuplicate :one
 INSERT INTO templates (account_id, name, subject, html, text, language, sample_data, track_clicks,
-                       content_type, markdown, layout_id)
+                       content_type, markdown, blocks, layout_id)
 SELECT t.account_id, n.name, t.subject, t.html, t.text, t.language, t.sample_data, t.track_clicks,
-       t.content_type, t.markdown, t.layout_id
+       t.content_type, t.markdown, t.blocks, t.layout_id
 FROM templates t
 CROSS JOIN LATERAL (
     SELECT left(t.name, 188) || CASE WHEN g = 1 THEN ' (copy)' ELSE ' (copy ' || g || ')' END AS name
@@ -213,7 +215,7 @@ CROSS JOIN LATERAL (
     ORDER BY g
     LIMIT 1) n
 WHERE t.account_id = $1 AND t.id = $2
-RETURNING id, account_id, name, subject, html, text, language, sample_data, created_at, updated_at, track_clicks, content_type, markdown, layout_id
+RETURNING id, account_id, name, subject, html, text, language, sample_data, created_at, updated_at, track_clicks, content_type, markdown, layout_id, blocks
 `
 
 type TemplateDuplicateParams struct {
@@ -245,6 +247,7 @@ func (q *Queries) TemplateDuplicate(ctx context.Context, arg TemplateDuplicatePa
 		&i.ContentType,
 		&i.Markdown,
 		&i.LayoutID,
+		&i.Blocks,
 	)
 	return i, err
 }
@@ -266,7 +269,7 @@ func (q *Queries) TemplateExists(ctx context.Context, arg TemplateExistsParams) 
 }
 
 const templateGet = `-- name: TemplateGet :one
-SELECT id, account_id, name, subject, html, text, language, sample_data, created_at, updated_at, track_clicks, content_type, markdown, layout_id FROM templates WHERE account_id = $1 AND id = $2
+SELECT id, account_id, name, subject, html, text, language, sample_data, created_at, updated_at, track_clicks, content_type, markdown, layout_id, blocks FROM templates WHERE account_id = $1 AND id = $2
 `
 
 type TemplateGetParams struct {
@@ -292,12 +295,13 @@ func (q *Queries) TemplateGet(ctx context.Context, arg TemplateGetParams) (Templ
 		&i.ContentType,
 		&i.Markdown,
 		&i.LayoutID,
+		&i.Blocks,
 	)
 	return i, err
 }
 
 const templateList = `-- name: TemplateList :many
-SELECT id, account_id, name, subject, html, text, language, sample_data, created_at, updated_at, track_clicks, content_type, markdown, layout_id FROM templates
+SELECT id, account_id, name, subject, html, text, language, sample_data, created_at, updated_at, track_clicks, content_type, markdown, layout_id, blocks FROM templates
 WHERE account_id = $1 AND id > $2
 ORDER BY id
 LIMIT $3
@@ -333,6 +337,7 @@ func (q *Queries) TemplateList(ctx context.Context, arg TemplateListParams) ([]T
 			&i.ContentType,
 			&i.Markdown,
 			&i.LayoutID,
+			&i.Blocks,
 		); err != nil {
 			return nil, err
 		}
@@ -355,7 +360,7 @@ UPDATE templates SET
     track_clicks = coalesce($7, track_clicks),
     updated_at  = now()
 WHERE account_id = $8 AND id = $9
-RETURNING id, account_id, name, subject, html, text, language, sample_data, created_at, updated_at, track_clicks, content_type, markdown, layout_id
+RETURNING id, account_id, name, subject, html, text, language, sample_data, created_at, updated_at, track_clicks, content_type, markdown, layout_id, blocks
 `
 
 type TemplateUpdateParams struct {
@@ -400,6 +405,7 @@ func (q *Queries) TemplateUpdate(ctx context.Context, arg TemplateUpdateParams) 
 		&i.ContentType,
 		&i.Markdown,
 		&i.LayoutID,
+		&i.Blocks,
 	)
 	return i, err
 }

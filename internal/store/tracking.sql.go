@@ -109,7 +109,7 @@ const campaignSetArchive = `-- name: CampaignSetArchive :one
 
 UPDATE campaigns SET archive = $1, updated_at = now()
 WHERE account_id = $2 AND id = $3 AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, send_window
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, blocks, send_window
 `
 
 type CampaignSetArchiveParams struct {
@@ -174,6 +174,7 @@ func (q *Queries) CampaignSetArchive(ctx context.Context, arg CampaignSetArchive
 		&i.LayoutID,
 		&i.DeliverAtLocal,
 		&i.PoolID,
+		&i.Blocks,
 		&i.SendWindow,
 	)
 	return i, err
@@ -186,7 +187,7 @@ UPDATE campaigns SET
     archive      = coalesce($3, archive),
     updated_at   = now()
 WHERE account_id = $4 AND id = $5 AND status = 'draft' AND kind = 'campaign'
-RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, send_window
+RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, blocks, send_window
 `
 
 type CampaignSetEngagementParams struct {
@@ -256,6 +257,7 @@ func (q *Queries) CampaignSetEngagement(ctx context.Context, arg CampaignSetEnga
 		&i.LayoutID,
 		&i.DeliverAtLocal,
 		&i.PoolID,
+		&i.Blocks,
 		&i.SendWindow,
 	)
 	return i, err

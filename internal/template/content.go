@@ -1,71 +1,116 @@
 package template
 
 import (
+	"encoding/json"
 	"strings"
 
 	"github.com/sendonce/sendonce/internal/apperr"
 )
 
 // content is what a template's or campaign's body is written in: HTML (and text)
-// typed by hand, or Markdown framed in a layout.
+// typed by hand, Markdown, or a block design of the visual builder, the last two
+// framed in a layout.
 type content struct {
 	Type     string
 	Markdown string
+	Blocks   json.RawMessage
 	LayoutID *int64
 }
 
-// Content checks a change of content type, Markdown and layout on top of the
-// current ones (typ, md, layoutID): the result, or a 422 naming the field. A
-// Markdown body takes its html and text from the Markdown, so giving either with
-// it is refused (htmlGiven); a layout frames Markdown only, and a switch to HTML
-// drops it.
-func Content(typ, md string, layoutID *int64, newType, newMarkdown *string, newLayout *int64, htmlGiven bool) (string, string, *int64, error) {
-	c := content{Type: typ, Markdown: md, LayoutID: layoutID}
-	err := c.apply(newType, newMarkdown, newLayout, htmlGiven)
-	return c.Type, c.Markdown, c.LayoutID, err
+// Source is a body's content type and source (see content).
+type Source struct {
+	Type     string
+	Markdown string
+	Blocks   json.RawMessage
+	LayoutID *int64
 }
 
-func (c *content) apply(typ, md *string, layoutID *int64, htmlGiven bool) error {
-	if typ != nil {
-		if *typ != "html" && *typ != "markdown" {
-			return apperr.Invalidf("/content_type", "content_type must be html or markdown")
+// Change is a change of a body's content type, Markdown, design or layout; nil
+// keeps a field. HTMLGiven says html or text were given too.
+type Change struct {
+	Type, Markdown *string
+	Blocks         json.RawMessage
+	LayoutID       *int64
+	HTMLGiven      bool
+}
+
+// Composed reports whether html and text are composed from a source (Markdown
+// or blocks) rather than the author's.
+func Composed(typ string) bool { return typ == "markdown" || typ == "blocks" }
+
+// Content checks a change of content type, Markdown, design and layout on top of
+// the current source cur: the result, or a 422 naming the field. A composed body
+// takes its html and text from its source, so giving either with it is refused;
+// a layout frames composed content only, and a switch to HTML drops it.
+func Content(cur Source, ch Change) (Source, error) {
+	c := content(cur)
+	err := c.apply(ch)
+	return Source(c), err
+}
+
+func (c *content) apply(ch Change) error {
+	if ch.Type != nil {
+		switch *ch.Type {
+		case "html", "markdown", "blocks":
+		default:
+			return apperr.Invalidf("/content_type", "content_type must be html, markdown or blocks")
 		}
-		if *typ == "html" {
-			c.Markdown, c.LayoutID = "", nil
+		if *ch.Type == "html" {
+			c.LayoutID = nil
 		}
-		c.Type = *typ
+		if *ch.Type != c.Type {
+			c.Markdown, c.Blocks = "", nil
+		}
+		c.Type = *ch.Type
 	}
-	if md != nil {
-		c.Markdown = *md
+	if ch.Markdown != nil {
+		c.Markdown = *ch.Markdown
 	}
-	if layoutID != nil {
-		c.LayoutID = layoutID
+	if ch.Blocks != nil {
+		c.Blocks = ch.Blocks
+	}
+	if ch.LayoutID != nil {
+		c.LayoutID = ch.LayoutID
+	}
+	if Composed(c.Type) && ch.HTMLGiven {
+		return apperr.Invalidf("/html", "%s content takes its html and text from %s; leave them out", c.Type, c.Type)
+	}
+	if c.Type != "markdown" && ch.Markdown != nil && *ch.Markdown != "" {
+		return apperr.Invalidf("/markdown", "markdown is taken only with content_type markdown")
+	}
+	if c.Type != "blocks" && ch.Blocks != nil && string(ch.Blocks) != "null" {
+		return apperr.Invalidf("/blocks", "blocks are taken only with content_type blocks")
 	}
 	switch c.Type {
 	case "markdown":
-		if htmlGiven {
-			return apperr.Invalidf("/html", "markdown content takes its html and text from markdown; leave them out")
-		}
 		if strings.TrimSpace(c.Markdown) == "" {
 			return apperr.Invalidf("/markdown", "markdown must not be empty when content_type is markdown")
 		}
+	case "blocks":
+		if len(c.Blocks) == 0 || string(c.Blocks) == "null" {
+			return apperr.Invalidf("/blocks", "blocks (the design) are required when content_type is blocks")
+		}
 	default:
-		if md != nil && *md != "" {
-			return apperr.Invalidf("/markdown", "markdown is taken only with content_type markdown")
-		}
 		if c.LayoutID != nil {
-			return apperr.Invalidf("/layout_id", "a layout frames markdown content; html content carries its own frame")
+			return apperr.Invalidf("/layout_id", "a layout frames markdown or blocks content; html content carries its own frame")
 		}
-		c.Markdown = ""
+		c.Markdown, c.Blocks = "", nil
+	}
+	if c.Type != "blocks" {
+		c.Blocks = nil
 	}
 	return nil
 }
 
 // MarkdownError names /markdown in a render error of composed Markdown content,
 // whose html and text the author did not write.
-func MarkdownError(err error) error {
+func MarkdownError(err error) error { return SourceError("markdown", err) }
+
+// SourceError names the source (/markdown or /blocks) of composed content typ in
+// a render error of its html or text, which the author did not write.
+func SourceError(typ string, err error) error {
 	e, ok := err.(*apperr.Error)
-	if !ok || e.Code != apperr.Invalid {
+	if !ok || e.Code != apperr.Invalid || !Composed(typ) {
 		return err
 	}
 	out := *e
@@ -73,7 +118,7 @@ func MarkdownError(err error) error {
 	for i, f := range e.Fields {
 		switch f.Pointer {
 		case "/html", "/text", "/html_template", "/text_template":
-			f.Pointer = "/markdown"
+			f.Pointer = "/" + typ
 		}
 		out.Fields[i] = f
 	}

@@ -91,18 +91,19 @@ func RenderFor(subject, html, text string, r render.Recipient) (render.Rendered,
 
 // ComposeUnsaved returns the html and text of unsaved content (an editor's live
 // preview): html and text as given for HTML content, or the Markdown composed in
-// its layout. Errors name /content_type, /markdown or /layout_id. Nothing is written.
-func (s *Service) ComposeUnsaved(ctx context.Context, accountID int64, typ, md *string, layoutID *int64, htmlGiven bool, html, text string) (string, string, error) {
+// its layout, or the block design rendered in it. Errors name /content_type,
+// /markdown, /blocks or /layout_id. Nothing is written.
+func (s *Service) ComposeUnsaved(ctx context.Context, accountID int64, ch Change, html, text string) (string, string, error) {
 	c := content{Type: "html"}
-	if err := c.apply(typ, md, layoutID, htmlGiven); err != nil {
+	if err := c.apply(ch); err != nil {
 		return "", "", err
 	}
-	if c.Type != "markdown" {
+	if !Composed(c.Type) {
 		return html, text, nil
 	}
 	var err error
 	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		html, text, err = layout.Compose(ctx, store.New(tx), accountID, c.LayoutID, c.Markdown)
+		html, text, err = layout.ComposeContent(ctx, store.New(tx), accountID, c.LayoutID, c.Type, c.Markdown, c.Blocks)
 		return err
 	})
 	if err != nil {

@@ -37,8 +37,10 @@ type Template struct {
 	// ContentType is "html" (HTML and Text are the author's) or "markdown"
 	// (Markdown is the author's; HTML and Text are what it composes to in
 	// LayoutID, or in the account's default layout when LayoutID is nil).
+	// "blocks" is the same with Blocks, the visual builder's design.
 	ContentType          string
 	Markdown             string
+	Blocks               json.RawMessage
 	LayoutID             *int64
 	CreatedAt, UpdatedAt time.Time
 	// Attachments are the files messages and campaigns made from the template
@@ -55,9 +57,14 @@ type Fields struct {
 	// Attachments replace the template's files ([] removes them).
 	Attachments *[]attachment.Input
 	files       []provider.Attachment
-	// ContentType, Markdown and LayoutID set the Markdown content.
+	// ContentType, Markdown, Blocks and LayoutID set composed content.
 	ContentType, Markdown *string
+	Blocks                json.RawMessage
 	LayoutID              *int64
+}
+
+func (f Fields) change() Change {
+	return Change{Type: f.ContentType, Markdown: f.Markdown, Blocks: f.Blocks, LayoutID: f.LayoutID, HTMLGiven: f.HTML != nil || f.Text != nil}
 }
 
 // Service manages templates.
@@ -71,7 +78,7 @@ func NewService(pool *pgxpool.Pool) *Service { return &Service{pool: pool} }
 func fromStore(t store.Template) Template {
 	return Template{ID: t.ID, Name: t.Name, Subject: t.Subject, HTML: t.Html, Text: t.Text, Language: t.Language,
 		SampleData: t.SampleData, TrackClicks: t.TrackClicks, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
-		ContentType: t.ContentType, Markdown: t.Markdown, LayoutID: t.LayoutID}
+		ContentType: t.ContentType, Markdown: t.Markdown, Blocks: t.Blocks, LayoutID: t.LayoutID}
 }
 
 // pointers renames the render package's field pointers to this resource's fields.
@@ -187,7 +194,7 @@ func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Templa
 		Html: val(f.HTML), Text: val(f.Text), Language: val(f.Language), SampleData: f.SampleData,
 		TrackClicks: f.TrackClicks != nil && *f.TrackClicks}
 	c := content{Type: "html"}
-	if err := c.apply(f.ContentType, f.Markdown, f.LayoutID, f.HTML != nil || f.Text != nil); err != nil {
+	if err := c.apply(f.change()); err != nil {
 		return Template{}, err
 	}
 	if c.Type == "html" {
@@ -198,22 +205,22 @@ func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Templa
 	var t store.Template
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
-		if c.Type == "markdown" {
+		if Composed(c.Type) {
 			var err error
-			if arg.Html, arg.Text, err = layout.Compose(ctx, q, accountID, c.LayoutID, c.Markdown); err != nil {
+			if arg.Html, arg.Text, err = layout.ComposeContent(ctx, q, accountID, c.LayoutID, c.Type, c.Markdown, c.Blocks); err != nil {
 				return err
 			}
 			if err := validate(store.Template{Subject: arg.Subject, Html: arg.Html, Text: arg.Text, SampleData: arg.SampleData}); err != nil {
-				return MarkdownError(err)
+				return SourceError(c.Type, err)
 			}
 		}
 		var err error
 		if t, err = q.TemplateCreate(ctx, arg); err != nil {
 			return err
 		}
-		if c.Type == "markdown" {
+		if Composed(c.Type) {
 			if t, err = q.TemplateSetContent(ctx, store.TemplateSetContentParams{AccountID: accountID, ID: t.ID,
-				ContentType: c.Type, Markdown: c.Markdown, LayoutID: c.LayoutID}); err != nil {
+				ContentType: c.Type, Markdown: c.Markdown, Blocks: c.Blocks, LayoutID: c.LayoutID}); err != nil {
 				return err
 			}
 		}
@@ -265,24 +272,24 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, f Fields) (Te
 		if err != nil {
 			return postgres.Error(err, "template")
 		}
-		c := content{Type: t.ContentType, Markdown: t.Markdown, LayoutID: t.LayoutID}
-		if f.ContentType != nil || f.Markdown != nil || f.LayoutID != nil || c.Type == "markdown" {
-			if err := c.apply(f.ContentType, f.Markdown, f.LayoutID, f.HTML != nil || f.Text != nil); err != nil {
+		c := content{Type: t.ContentType, Markdown: t.Markdown, Blocks: t.Blocks, LayoutID: t.LayoutID}
+		if f.ContentType != nil || f.Markdown != nil || f.Blocks != nil || f.LayoutID != nil || Composed(c.Type) {
+			if err := c.apply(f.change()); err != nil {
 				return err
 			}
 			q := store.New(tx)
 			var html, text string
-			if c.Type == "markdown" {
+			if Composed(c.Type) {
 				// Composed first: a layout that is not the account's is a 422 naming it.
-				if html, text, err = layout.Compose(ctx, q, accountID, c.LayoutID, c.Markdown); err != nil {
+				if html, text, err = layout.ComposeContent(ctx, q, accountID, c.LayoutID, c.Type, c.Markdown, c.Blocks); err != nil {
 					return err
 				}
 			}
 			if t, err = q.TemplateSetContent(ctx, store.TemplateSetContentParams{AccountID: accountID, ID: id,
-				ContentType: c.Type, Markdown: c.Markdown, LayoutID: c.LayoutID}); err != nil {
+				ContentType: c.Type, Markdown: c.Markdown, Blocks: c.Blocks, LayoutID: c.LayoutID}); err != nil {
 				return err
 			}
-			if c.Type == "markdown" {
+			if Composed(c.Type) {
 				t.Html, t.Text = html, text
 				if err := q.TemplateSetComposed(ctx, store.TemplateSetComposedParams{AccountID: accountID, ID: id, Html: t.Html, Text: t.Text}); err != nil {
 					return err
@@ -291,10 +298,7 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, f Fields) (Te
 		}
 		out = t
 		if err := validate(t); err != nil {
-			if c.Type == "markdown" {
-				return MarkdownError(err)
-			}
-			return err
+			return SourceError(c.Type, err)
 		}
 		if f.Attachments != nil {
 			return storeAttachments(ctx, store.New(tx), accountID, id, f.files)

@@ -10,6 +10,7 @@ import { CampaignPeople } from './audit.js';
 import { can } from './perm.js';
 import { CampaignReport } from './report.js';
 import { ABTest } from './ab.js';
+import { Builder, BlocksPreview, emptyDesign } from './builder.js';
 
 const statuses = ['', 'draft', 'approved', 'building', 'sending', 'paused', 'sent', 'cancelled', 'failed'];
 
@@ -87,6 +88,7 @@ function formOf(c) {
     window: !!(c && c.send_window), window_days: c && c.send_window ? c.send_window.days : ['mon', 'tue', 'wed', 'thu', 'fri'],
     window_start: c && c.send_window ? c.send_window.start : '09:00', window_end: c && c.send_window ? c.send_window.end : '17:00',
     window_zone: c && c.send_window && c.send_window.time_zone ? c.send_window.time_zone : '',
+    content_type: c && c.content_type === 'blocks' ? 'blocks' : 'html', blocks: (c && c.blocks) || emptyDesign(),
   };
 }
 
@@ -144,8 +146,8 @@ export function CampaignForm({ campaign, onSaved }) {
     if (f.template_id) body.template_id = Number(f.template_id);
     else {
       body.subject = f.subject;
-      body.html_template = f.html_template;
-      body.text_template = f.text_template;
+      if (f.content_type === 'blocks') Object.assign(body, { content_type: 'blocks', blocks: f.blocks });
+      else Object.assign(body, { content_type: 'html', html_template: f.html_template, text_template: f.text_template });
     }
     try {
       const c = campaign ? await api('PATCH', '/v1/campaigns/' + campaign.id, body) : await api('POST', '/v1/campaigns', body);
@@ -168,8 +170,12 @@ export function CampaignForm({ campaign, onSaved }) {
         options=${[['', 'None: write the message here'], ...(templates ? templates.data.map((/** @type {any} */ t) => [String(t.id), t.name]) : [])]} />
       ${!fromTemplate && html`
         <${Field} label="Subject" value=${f.subject} onInput=${set('subject')} error=${fieldError(error, '/subject')} hint="A template: {{.Name}}, {{.Email}}, {{.Attributes.x}}" />
+        <${Select} label="Write with" value=${f.content_type} onChange=${set('content_type')} error=${fieldError(error, '/content_type')}
+          options=${[['html', 'HTML and text'], ['blocks', 'Blocks (visual builder)']]} />
+        ${f.content_type === 'blocks' ? html`<${Builder} design=${f.blocks} onChange=${set('blocks')} error=${error} />
+          <${BlocksPreview} subject=${f.subject} design=${f.blocks} />` : html`
         <${Field} label="HTML" textarea value=${f.html_template} onInput=${set('html_template')} error=${fieldError(error, '/html_template')} />
-        <${Field} label="Text" textarea value=${f.text_template} onInput=${set('text_template')} error=${fieldError(error, '/text_template')} />`}
+        <${Field} label="Text" textarea value=${f.text_template} onInput=${set('text_template')} error=${fieldError(error, '/text_template')} />`}`}
       <${Field} label="Language" value=${f.language} onInput=${set('language')} error=${fieldError(error, '/language')} hint="Of the unsubscribe page and footer: en, fr or de." />
       <${Field} label="Deliver at local time" type="time" value=${f.deliver_at_local} onInput=${set('deliver_at_local')} error=${fieldError(error, '/deliver_at_local')}
         hint="Empty: as soon as it starts. Otherwise each recipient at this time in their zone (attributes.timezone, else the account's time zone), the next occurrence after the start." />

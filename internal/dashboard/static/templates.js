@@ -2,6 +2,7 @@ import { html, useState, useEffect } from './preact-htm.js';
 import { api, Problem } from './api.js';
 import { Field, Select, ErrorBox, Empty, fieldError, when, PageHeader, toast } from './ui.js';
 import { usePaged, Pager } from './pager.js';
+import { Builder, emptyDesign } from './builder.js';
 
 /** @param {{label:string, value:string, onInput:(v:string)=>void, error?:string, line?:number}} p */
 function Source({ label, value, onInput, error, line }) {
@@ -38,6 +39,11 @@ function parseSample(text) {
  * @param {any} f
  */
 function contentOf(f) {
+  if (f.content_type === 'blocks') {
+    const c = /** @type {any} */ ({ content_type: 'blocks', blocks: f.blocks });
+    if (f.layout_id) c.layout_id = Number(f.layout_id);
+    return c;
+  }
   if (f.content_type !== 'markdown') return { content_type: 'html', html: f.html, text: f.text };
   const c = /** @type {any} */ ({ content_type: 'markdown', markdown: f.markdown });
   if (f.layout_id) c.layout_id = Number(f.layout_id);
@@ -47,11 +53,12 @@ function contentOf(f) {
 /** @param {{tpl:any, onSaved:(t:any)=>void}} p */
 function Editor({ tpl, onSaved }) {
   const [f, setF] = useState({ name: tpl ? tpl.name : '', subject: tpl ? tpl.subject : '', html: tpl ? tpl.html : '', text: tpl ? tpl.text : '',
-    content_type: (tpl && tpl.content_type) || 'html', markdown: (tpl && tpl.markdown) || '', layout_id: tpl && tpl.layout_id ? String(tpl.layout_id) : '' });
+    content_type: (tpl && tpl.content_type) || 'html', markdown: (tpl && tpl.markdown) || '', blocks: (tpl && tpl.blocks) || emptyDesign(), layout_id: tpl && tpl.layout_id ? String(tpl.layout_id) : '' });
   // The account's layouts, for the Markdown layout picker.
   const [layouts, setLayouts] = useState(/** @type {any[]} */ ([]));
   useEffect(() => { api('GET', '/v1/layouts?limit=100').then((r) => setLayouts(r.data || []), () => setLayouts([])); }, []);
   const markdown = f.content_type === 'markdown';
+  const blocks = f.content_type === 'blocks';
   const [sample, setSample] = useState(sampleOf(tpl));
   const [error, setError] = useState(/** @type {any} */ (null));
   const [live, setLive] = useState(/** @type {any} */ (null));
@@ -75,7 +82,7 @@ function Editor({ tpl, onSaved }) {
         (err) => { if (current) { setLive(err); setOut(null); } });
     }, 300);
     return () => { current = false; clearTimeout(t); };
-  }, [f.subject, f.html, f.text, f.content_type, f.markdown, f.layout_id, sample]);
+  }, [f.subject, f.html, f.text, f.content_type, f.markdown, f.blocks, f.layout_id, sample]);
   const save = async (/** @type {Event} */ e) => {
     e.preventDefault();
     setError(null);
@@ -95,9 +102,10 @@ function Editor({ tpl, onSaved }) {
       <${Field} label="Subject" value=${f.subject} onInput=${set('subject')} required error=${fieldError(shown, '/subject')}
         hint="Go templates: {{.Name}}, {{.Email}}, {{.Attributes.x}}, {{.UnsubscribeURL}}" />
       <${Select} label="Content type" value=${f.content_type} onChange=${set('content_type')} error=${fieldError(shown, '/content_type')}
-        options=${[['html', 'HTML'], ['markdown', 'Markdown']]} />
-      ${markdown ? html`
-      <${Source} label="Markdown" value=${f.markdown} onInput=${set('markdown')} error=${fieldError(shown, '/markdown')} line=${lineOf(shown, '/markdown')} />
+        options=${[['html', 'HTML'], ['markdown', 'Markdown'], ['blocks', 'Blocks (visual builder)']]} />
+      ${markdown || blocks ? html`
+      ${markdown ? html`<${Source} label="Markdown" value=${f.markdown} onInput=${set('markdown')} error=${fieldError(shown, '/markdown')} line=${lineOf(shown, '/markdown')} />`
+        : html`<${Builder} design=${f.blocks} onChange=${set('blocks')} error=${shown} />`}
       <${Select} label="Layout" value=${f.layout_id} onChange=${set('layout_id')} error=${fieldError(shown, '/layout_id')}
         options=${[...(pinned ? [] : [['', "The account's default layout"]]), ...layouts.map((/** @type {any} */ l) => [String(l.id), l.name + (l.default ? ' (default)' : '')])]} />
       ${pinned && html`<p class="hint">A saved template keeps the layout it names: pick another, or clone it to use the default layout.</p>`}` : html`
@@ -105,7 +113,7 @@ function Editor({ tpl, onSaved }) {
       <${Source} label="Text" value=${f.text} onInput=${set('text')} error=${fieldError(shown, '/text')} line=${lineOf(shown, '/text')} />`}
       <${Field} label="Sample data (JSON object)" textarea rows=${4} value=${sample} onInput=${(/** @type {string} */ v) => { setSample(v); setError(null); }}
         hint="What {{.Attributes}} holds in the preview (and in a campaign preview without a subscriber)." error=${parsed.error || fieldError(error, '/sample_data')} />
-      <${ErrorBox} error=${error} labels=${{ '/name': 'Name', '/subject': 'Subject', '/html': 'HTML', '/text': 'Text', '/content_type': 'Content type', '/markdown': 'Markdown', '/layout_id': 'Layout', '/sample_data': 'Sample data' }} />
+      <${ErrorBox} error=${error} labels=${{ '/name': 'Name', '/subject': 'Subject', '/html': 'HTML', '/text': 'Text', '/content_type': 'Content type', '/markdown': 'Markdown', '/blocks': 'Blocks', '/layout_id': 'Layout', '/sample_data': 'Sample data' }} />
       <p role="status">${note}</p>
       <button type="submit" class="primary">${saved ? 'Save and preview' : 'Create and preview'}</button>
     </form>

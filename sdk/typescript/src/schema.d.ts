@@ -5597,6 +5597,72 @@ export interface components {
             }[];
         };
         /**
+         * @description A design of the visual builder (content_type blocks): rows of 1 to 4 columns holding blocks, rendered once, when saved, to email-safe HTML (tables, inline styles, columns that stack on narrow screens, Outlook ghost tables) and a text part, framed in the layout. Text fields may hold Go template actions. At most 50 rows, 200 blocks, 256 KiB; a bad design is a 422 naming the field under /blocks (docs/content.md#blocks).
+         * @example {
+         *       "rows": [
+         *         {
+         *           "columns": [
+         *             {
+         *               "blocks": [
+         *                 {
+         *                   "type": "heading",
+         *                   "text": "Hello {{.Name}}"
+         *                 },
+         *                 {
+         *                   "type": "button",
+         *                   "text": "Read more",
+         *                   "url": "https://example.com/news"
+         *                 },
+         *                 {
+         *                   "type": "footer",
+         *                   "text": "Example Ltd, 1 Main St"
+         *                 }
+         *               ]
+         *             }
+         *           ]
+         *         }
+         *       ]
+         *     }
+         */
+        BlockDesign: {
+            /** @description Content width in pixels; absent: 600. */
+            width?: number;
+            /** @description Colour around the content. */
+            background?: string;
+            /** @description Colour of the content. */
+            content_background?: string;
+            rows: {
+                background?: string;
+                columns: {
+                    /** @description Share of the row in percent: every column of the row gives one, summing to 100, or none does (equal shares). */
+                    width?: number;
+                    blocks: components["schemas"]["Block"][];
+                }[];
+            }[];
+        };
+        /** @description One block. Fields by type: heading (text, level 1-3, align, color), text (text; a blank line starts a paragraph), button (text, url, align, color, background), image (src, alt required, url, width, align), divider (color, height 1-10), spacer (height 4-200), social (links, align), footer (text, unsubscribe: the unsubscribe link's text, align, color). URLs are absolute http(s) (also mailto and tel for links) or start with a template action; colours #rgb or #rrggbb. */
+        Block: {
+            /** @enum {string} */
+            type: "heading" | "text" | "button" | "image" | "divider" | "spacer" | "social" | "footer";
+            text?: string;
+            level?: number;
+            url?: string;
+            src?: string;
+            alt?: string;
+            width?: number;
+            height?: number;
+            /** @enum {string} */
+            align?: "left" | "center" | "right";
+            color?: string;
+            background?: string;
+            unsubscribe?: string;
+            links?: {
+                /** @enum {string} */
+                network: "facebook" | "x" | "instagram" | "linkedin" | "youtube" | "tiktok" | "mastodon" | "github" | "bluesky" | "website";
+                url: string;
+            }[];
+        };
+        /**
          * @example {
          *       "id": 3,
          *       "name": "receipt",
@@ -5630,12 +5696,13 @@ export interface components {
             /** @description The default track_clicks of messages made from the template (a message's own track_clicks overrides it); default false. */
             track_clicks: boolean;
             /**
-             * @description html: html and text are the author's. markdown: they are what markdown composes to in its layout (recomposed when the layout changes).
+             * @description html: html and text are the author's. markdown, blocks: they are what markdown or blocks compose to in the layout (recomposed when the layout changes).
              * @enum {string}
              */
-            content_type: "html" | "markdown";
+            content_type: "html" | "markdown" | "blocks";
             /** @description The Markdown body (content_type markdown); empty otherwise. */
             markdown: string;
+            blocks?: components["schemas"]["BlockDesign"];
             /**
              * Format: int64
              * @description The layout framing the Markdown; null: the account's default layout, if any.
@@ -5671,12 +5738,13 @@ export interface components {
             /** @description Default track_clicks of the messages made from the template; absent: false (create) or unchanged (update). */
             track_clicks?: boolean;
             /**
-             * @description html (default): html and text are yours. markdown: markdown is converted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; html and text are then composed from it and must be left out.
+             * @description html (default): html and text are yours. markdown: markdown is converted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; html and text are then composed from it and must be left out. blocks: the same with the builder's design in blocks.
              * @enum {string}
              */
-            content_type?: "html" | "markdown";
+            content_type?: "html" | "markdown" | "blocks";
             /** @description The Markdown body when content_type is markdown. */
             markdown?: string;
+            blocks?: components["schemas"]["BlockDesign"];
             /**
              * Format: int64
              * @description The account's layout that frames the Markdown (absent: the account's default layout, if any). Markdown content only; switching content_type to html drops it.
@@ -5702,12 +5770,13 @@ export interface components {
             /** @description Default track_clicks of the messages made from the template; absent: false (create) or unchanged (update). */
             track_clicks?: boolean;
             /**
-             * @description html (default): html and text are yours. markdown: markdown is converted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; html and text are then composed from it and must be left out.
+             * @description html (default): html and text are yours. markdown: markdown is converted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; html and text are then composed from it and must be left out. blocks: the same with the builder's design in blocks.
              * @enum {string}
              */
-            content_type?: "html" | "markdown";
+            content_type?: "html" | "markdown" | "blocks";
             /** @description The Markdown body when content_type is markdown. */
             markdown?: string;
+            blocks?: components["schemas"]["BlockDesign"];
             /**
              * Format: int64
              * @description The account's layout that frames the Markdown (absent: the account's default layout, if any). Markdown content only; switching content_type to html drops it.
@@ -5915,12 +5984,13 @@ export interface components {
             html?: string;
             text?: string;
             /**
-             * @description html (default): html and text are yours. markdown: markdown is converted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; html and text are then composed from it and must be left out.
+             * @description html (default): html and text are yours. markdown: markdown is converted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; html and text are then composed from it and must be left out. blocks: the same with the builder's design in blocks.
              * @enum {string}
              */
-            content_type?: "html" | "markdown";
+            content_type?: "html" | "markdown" | "blocks";
             /** @description The Markdown body when content_type is markdown. */
             markdown?: string;
+            blocks?: components["schemas"]["BlockDesign"];
             /**
              * Format: int64
              * @description The account's layout that frames the Markdown (absent: the account's default layout, if any). Markdown content only; switching content_type to html drops it.
@@ -6231,12 +6301,13 @@ export interface components {
             from_name: string;
             reply_to: string;
             /**
-             * @description markdown: html_template and text_template are what markdown composes to in its layout, recomposed while a draft when the layout changes, pinned at approval.
+             * @description markdown, blocks: html_template and text_template are what markdown or blocks compose to in the layout, recomposed while a draft when the layout changes, pinned at approval.
              * @enum {string}
              */
-            content_type?: "html" | "markdown";
+            content_type?: "html" | "markdown" | "blocks";
             /** @description The Markdown body (content_type markdown). */
             markdown?: string;
+            blocks?: components["schemas"]["BlockDesign"];
             /**
              * Format: int64
              * @description The layout framing the Markdown; null: the account's default.
@@ -6329,12 +6400,13 @@ export interface components {
             from_name?: string;
             reply_to?: string;
             /**
-             * @description html (default): html_template and text_template are yours. markdown: markdown is converted and framed in layout_id or the account's default layout; html_template and text_template are composed from it (and pinned at approval) and must be left out.
+             * @description html (default): html_template and text_template are yours. markdown (or blocks: the builder's design): converted and framed in layout_id or the account's default layout; html_template and text_template are composed from it (and pinned at approval) and must be left out.
              * @enum {string}
              */
-            content_type?: "html" | "markdown";
+            content_type?: "html" | "markdown" | "blocks";
             /** @description The Markdown body when content_type is markdown. */
             markdown?: string;
+            blocks?: components["schemas"]["BlockDesign"];
             /**
              * Format: int64
              * @description The account's layout framing the Markdown (absent: the default layout). Markdown content only.
@@ -6386,12 +6458,13 @@ export interface components {
             from_name?: string;
             reply_to?: string;
             /**
-             * @description html (default): html_template and text_template are yours. markdown: markdown is converted and framed in layout_id or the account's default layout; html_template and text_template are composed from it (and pinned at approval) and must be left out.
+             * @description html (default): html_template and text_template are yours. markdown (or blocks: the builder's design): converted and framed in layout_id or the account's default layout; html_template and text_template are composed from it (and pinned at approval) and must be left out.
              * @enum {string}
              */
-            content_type?: "html" | "markdown";
+            content_type?: "html" | "markdown" | "blocks";
             /** @description The Markdown body when content_type is markdown. */
             markdown?: string;
+            blocks?: components["schemas"]["BlockDesign"];
             /**
              * Format: int64
              * @description The account's layout framing the Markdown (absent: the default layout). Markdown content only.
