@@ -146,8 +146,12 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 	var api *http.Server
 	var apiListener net.Listener
 	if opts.API {
+		blobs, err := mediaStore(cfg)
+		if err != nil {
+			return starting(err)
+		}
 		deps := apiDeps(cfg, shared{pool: pool, log: log, reg: reg, listener: listener, signer: signer, credentials: ring,
-			senders: senders, routes: routes, provider: p, messages: mb})
+			senders: senders, routes: routes, provider: p, messages: mb, media: blobs})
 		// Clicks and opens are held in memory and written in batches by this
 		// flusher; the hits still held at shutdown are written after the HTTP
 		// server stops (a crash loses at most the last second or two of them).

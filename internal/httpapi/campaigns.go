@@ -135,13 +135,16 @@ func (s *Server) updateCampaign(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	// null clears the segment and the sender; the service takes 0 for that.
+	// null clears the segment, the sender and the layout; the services take 0 for that.
 	var none int64
 	if nulls["segment_id"] {
 		in.SegmentId = &none
 	}
 	if nulls["sender_id"] {
 		in.SenderId = &none
+	}
+	if nulls["layout_id"] {
+		in.LayoutId = &none
 	}
 	if nulls["deliver_at_local"] {
 		clear := ""

@@ -18,7 +18,7 @@ type content struct {
 // current ones (typ, md, layoutID): the result, or a 422 naming the field. A
 // Markdown body takes its html and text from the Markdown, so giving either with
 // it is refused (htmlGiven); a layout frames Markdown only, and a switch to HTML
-// drops it.
+// drops it. A newLayout of 0 clears the layout (the account's default applies).
 func Content(typ, md string, layoutID *int64, newType, newMarkdown *string, newLayout *int64, htmlGiven bool) (string, string, *int64, error) {
 	c := content{Type: typ, Markdown: md, LayoutID: layoutID}
 	err := c.apply(newType, newMarkdown, newLayout, htmlGiven)
@@ -38,8 +38,12 @@ func (c *content) apply(typ, md *string, layoutID *int64, htmlGiven bool) error 
 	if md != nil {
 		c.Markdown = *md
 	}
+	// 0 is a PATCH's null: back to the account's default layout.
 	if layoutID != nil {
 		c.LayoutID = layoutID
+		if *layoutID == 0 {
+			c.LayoutID = nil
+		}
 	}
 	switch c.Type {
 	case "markdown":
