@@ -194,7 +194,7 @@ func TestClearLayout(t *testing.T) {
 	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
 	tpl := decodeAs[api.Template](t, res)
 	require.Equal(t, "<main><p>Hi</p>\n</main>", tpl.Html)
-	res = e.do(e.keyA, http.MethodPost, "/v1/campaigns", map[string]any{"name": "c", "subject": "S",
+	res = e.do(e.keyA, http.MethodPost, "/v1/campaigns", map[string]any{"name": "c", "subject": "S", "from_email": "a@example.com",
 		"content_type": "markdown", "markdown": "Yo", "layout_id": own.Id})
 	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
 	camp := decodeAs[api.Campaign](t, res)
