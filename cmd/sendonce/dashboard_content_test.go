@@ -138,6 +138,22 @@ func TestDashboardContentEditors(t *testing.T) {
 	b.wait(`document.querySelector('iframe[title="HTML preview"]').srcdoc.includes('<strong>Ada Lovelace</strong>')`)
 	b.audit("campaign-preview")
 
+	// At 390 px the draft's page, its preview at desktop width and the picker
+	// dialog scroll nothing sideways.
+	require.NoError(t, chromedp.Do(b.ctx, chromedp.EmulateViewport(390, 844)))
+	sideways := func(where string) {
+		t.Helper()
+		require.Equal(t, "fits", b.str(`document.scrollingElement.scrollWidth <= innerWidth ? 'fits' : document.scrollingElement.scrollWidth + ' > ' + innerWidth`), where)
+	}
+	b.eval(`(() => { const r = [...document.querySelectorAll('input[name=preview-width]')].find((x) => x.value === 'desktop'); r.click(); return true; })()`)
+	sideways("the campaign page")
+	b.open("#/campaigns/new", "New campaign")
+	b.eval(`__t.click('Insert image')`)
+	b.wait(`!!document.querySelector('dialog.media-picker[open] button.pick')`)
+	sideways("the picker")
+	b.audit("media-picker-phone")
+	require.NoError(t, chromedp.Do(b.ctx, chromedp.EmulateViewport(1280, 900)))
+
 	var id int64
 	for _, x := range apiCall(t, base, key, http.MethodGet, "/v1/campaigns?limit=10", nil)["data"].([]any) {
 		if c := x.(map[string]any); c["name"] == "md-campaign" {
