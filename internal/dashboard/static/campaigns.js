@@ -217,6 +217,7 @@ function Preview({ campaign }) {
   const show = async (/** @type {Event} */ e) => {
     e.preventDefault();
     setError(null);
+    setOut(null); // the sample's rendering is not the subscriber's
     try { setOut(await render(email)); } catch (err) { setError(err); }
   };
   return html`<section aria-labelledby="preview"><h2 id="preview">Preview</h2>
