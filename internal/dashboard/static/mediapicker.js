@@ -5,11 +5,7 @@ import { html, useState, useEffect, useRef } from './preact-htm.js';
 import { api, upload } from './api.js';
 import { ErrorBox, useId } from './ui.js';
 import { can } from './perm.js';
-
-/** The path of a public address: the page loads images from its own origin (its CSP). @param {string} url */
-function local(url) {
-  try { return new URL(url).pathname; } catch { return url; }
-}
+import { local } from './media.js';
 
 /** Text safe inside a double-quoted HTML attribute. @param {string} s */
 function attr(s) {
