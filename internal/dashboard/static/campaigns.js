@@ -213,15 +213,18 @@ function Preview({ campaign }) {
     // The draft's own content (Markdown is stored composed in its layout).
     return api('POST', '/v1/templates/preview', { subject: campaign.subject, html: campaign.html_template, text: campaign.text_template, ...body });
   };
-  useEffect(() => { render('').then(setOut, setError); }, [campaign.updated_at]);
-  const show = async (/** @type {Event} */ e) => {
-    e.preventDefault();
+  // Only the latest request's answer is shown: the sample's, still on its way
+  // when a subscriber is asked for, must not land after it.
+  const latest = useRef(0);
+  const show = async (/** @type {string} */ as) => {
+    const n = ++latest.current;
     setError(null);
-    setOut(null); // the sample's rendering is not the subscriber's
-    try { setOut(await render(email)); } catch (err) { setError(err); }
+    setOut(null);
+    try { const r = await render(as); if (n === latest.current) setOut(r); } catch (err) { if (n === latest.current) setError(err); }
   };
+  useEffect(() => { show(''); }, [campaign.updated_at]);
   return html`<section aria-labelledby="preview"><h2 id="preview">Preview</h2>
-    <form onSubmit=${show} class="inline" data-reads aria-label="Preview">
+    <form onSubmit=${(/** @type {Event} */ e) => { e.preventDefault(); show(email); }} class="inline" data-reads aria-label="Preview">
       <${Field} label="As subscriber (address; empty: the sample data)" type="email" value=${email} onInput=${setEmail} />
       <button type="submit">Preview</button>
     </form>
