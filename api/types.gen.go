@@ -3569,7 +3569,7 @@ type CampaignUpdate struct {
 	HtmlTemplate   *string `json:"html_template,omitempty"`
 	Language       *string `json:"language,omitempty"`
 
-	// LayoutId The account's layout framing the Markdown (absent: the default layout). Markdown content only.
+	// LayoutId The account's layout framing the Markdown; null clears it (the default layout applies again). Markdown content only.
 	LayoutId *int64   `json:"layout_id,omitempty"`
 	ListIds  *[]int64 `json:"list_ids,omitempty"`
 
@@ -6099,7 +6099,7 @@ type TemplateUpdate struct {
 	Html        *string                    `json:"html,omitempty"`
 	Language    *string                    `json:"language,omitempty"`
 
-	// LayoutId The account's layout that frames the Markdown (absent: the account's default layout, if any). Markdown content only; switching content_type to html drops it.
+	// LayoutId The account's layout that frames the Markdown; null clears it (the account's default layout applies again, if any). Markdown content only; switching content_type to html drops it.
 	LayoutId *int64 `json:"layout_id,omitempty"`
 
 	// Markdown The Markdown body when content_type is markdown.

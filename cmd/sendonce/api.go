@@ -63,6 +63,22 @@ type shared struct {
 	routes      *sender.Router
 	provider    provider.Provider
 	messages    *render.Builder
+	// media holds new images' bytes (nil: in PostgreSQL), mediaStore.
+	media media.Store
+}
+
+// mediaStore is the store SENDONCE_MEDIA_STORAGE names: a directory, an
+// S3-compatible bucket, or nil for PostgreSQL.
+func mediaStore(cfg config.Config) (media.Store, error) {
+	switch cfg.MediaStorage {
+	case "db":
+		return nil, nil
+	case "s3":
+		return media.NewS3(media.S3Config{Endpoint: cfg.MediaS3Endpoint, Bucket: cfg.MediaS3Bucket,
+			Region: cfg.MediaS3Region, AccessKey: cfg.MediaS3AccessKey, SecretKey: cfg.MediaS3SecretKey,
+			Prefix: cfg.MediaS3Prefix, Insecure: cfg.MediaS3Insecure, PathStyle: cfg.MediaS3PathStyle})
+	}
+	return media.NewDir(cfg.MediaDir), nil
 }
 
 // apiDeps builds every service the API serves, on the main pool. The tracker's
@@ -92,7 +108,7 @@ func apiDeps(cfg config.Config, sh shared) (httpapi.Deps, error) {
 		Subscribers:   subscriber.NewService(pool),
 		Campaigns:     campaigns,
 		Templates:     template.NewService(pool),
-		Media:         media.NewService(pool),
+		Media:         media.NewServiceIn(pool, sh.media),
 		Layouts:       layout.NewService(pool),
 		Transactional: messages,
 		Segments:      segment.NewService(pool, cfg.SegmentTimeout),

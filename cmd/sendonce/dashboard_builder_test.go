@@ -50,7 +50,7 @@ func TestDashboardBlockBuilder(t *testing.T) {
 	typeInto("Name", "Built with blocks")
 	typeInto("From address", "news@example.com")
 	typeInto("Subject", "Hello {{.Name}}")
-	choose("Write with", "Blocks (visual builder)", "blocks")
+	choose("Content type", "Blocks (visual builder)", "blocks")
 	b.wait(`!!__t.field('Heading text') && !!__t.field('Footer text') && !__t.field('HTML')`)
 	typeInto("Heading text", " for {{.Name}}")
 	typeInto("Text (a blank line starts a paragraph)", " for you")

@@ -144,6 +144,7 @@ func pagesService(t *testing.T, opts ...func(*config.Config)) (base string, cfg 
 	cfg = config.Default()
 	cfg.DatabaseURL = dbtest.URL(t)
 	cfg.Addr = "127.0.0.1:0"
+	cfg.MediaDir = t.TempDir() // fs storage, the default: never the source tree
 	cfg.LogLevel = "warn"
 	cfg.UnsubscribeSecret = []string{"k1:a-test-secret-0123456789abcdef"}
 	cfg.SecretsKey = []string{sender.NewKeyRingEntry("t1")}

@@ -37,8 +37,9 @@ func TestDashboardTemplateMarkdown(t *testing.T) {
 	b.eval(`__t.click('Create and preview')`)
 	// Created: the editor reopens on the saved template (its Markdown and layout kept).
 	b.wait(`[...document.querySelectorAll('button')].some((x) => x.textContent.trim() === 'Save and preview') && __t.field('Layout').selectedOptions[0].textContent === 'brand'`)
-	// Saved with a named layout: an update cannot go back to the default one, so it is not offered.
-	b.wait(`![...__t.field('Layout').options].some((o) => o.value === '') && __t.text().includes('keeps the layout it names')`)
+	// Saved with a named layout, the default one is still offered: choosing it
+	// and saving clears the template's layout_id (PATCH null).
+	b.wait(`[...__t.field('Layout').options].some((o) => o.value === '')`)
 
 	list := apiCall(t, base, key, http.MethodGet, "/v1/templates?limit=50", nil)["data"].([]any)
 	var tpl map[string]any
@@ -53,6 +54,12 @@ func TestDashboardTemplateMarkdown(t *testing.T) {
 	require.Equal(t, "# Hello {{.Attributes.plan}}\n\nThanks for **joining**.", full["markdown"])
 	require.InDelta(t, float64(layID), full["layout_id"], 0)
 	require.Contains(t, full["html"], `<div class="brand-frame"><h1>Hello {{.Attributes.plan}}</h1>`)
+	b.eval(`__t.choose('Layout', "The account's default layout")`)
+	b.eval(`__t.click('Save and preview')`)
+	b.wait(`__t.text().includes('Saved.')`)
+	full = apiCall(t, base, key, http.MethodGet, fmt.Sprintf("/v1/templates/%d", int64(tpl["id"].(float64))), nil)
+	require.Nil(t, full["layout_id"], "the layout is cleared")
+	require.NotContains(t, full["html"], "brand-frame")
 
 	// A read-only session opens the template: the preview, no content type,
 	// Markdown or layout control.

@@ -66,6 +66,10 @@ func dev(ctx context.Context, cfg config.Config, stdout, stderr io.Writer) error
 		return err
 	}
 	cfg.Dev = true
+	// The media library's images go in the data folder, with the database.
+	if _, set := os.LookupEnv("SENDONCE_MEDIA_DIR"); !set {
+		cfg.MediaDir = filepath.Join(dataDir, "media")
+	}
 
 	if len(cfg.UnsubscribeSecret) == 0 {
 		secret, err := devUnsubscribeSecret(filepath.Join(dataDir, "unsubscribe_secret"))

@@ -158,8 +158,12 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 	var api *http.Server
 	var apiListener net.Listener
 	if opts.API {
+		blobs, err := mediaStore(cfg)
+		if err != nil {
+			return starting(err)
+		}
 		deps, err := apiDeps(cfg, shared{pool: pool, log: log, reg: reg, listener: listener, signer: signer, credentials: ring,
-			senders: senders, routes: routes, provider: p, messages: mb})
+			senders: senders, routes: routes, provider: p, messages: mb, media: blobs})
 		if err != nil {
 			return err
 		}

@@ -3,8 +3,10 @@
 -- name: MediaInsert :one
 -- Stores an image unless the account already has these bytes: the same upload
 -- twice is one image (the caller then reads the stored one, MediaGetBySha).
+-- content and thumbnail are NULL when the bytes are in the media store
+-- (migration 00760), written before this row.
 INSERT INTO media (account_id, sha256, name, content_type, width, height, size, content, thumbnail)
-VALUES (@account_id, @sha256, @name, @content_type, @width, @height, @size, @content, @thumbnail)
+VALUES (@account_id, @sha256, @name, @content_type, @width, @height, @size, sqlc.narg('content')::bytea, sqlc.narg('thumbnail')::bytea)
 ON CONFLICT (account_id, sha256) DO NOTHING
 RETURNING id, account_id, sha256, name, content_type, width, height, size, created_at;
 
@@ -41,16 +43,22 @@ DELETE FROM media WHERE account_id = @account_id AND id = @id;
 -- name: MediaUsedBy :many
 -- Campaigns past draft whose content shows the image (its public path): their
 -- archive and web view show it, so it must stay. A draft may lose it (its
--- preview then shows a broken image). Read on delete only.
-SELECT id FROM campaigns
-WHERE account_id = @account_id AND status <> 'draft'
-  AND (strpos(html_template, @path::text) > 0 OR strpos(text_template, @path::text) > 0)
-ORDER BY id
+-- preview then shows a broken image). An A/B test's variants (migration 00630)
+-- count as their campaign's content. Read on delete only.
+SELECT c.id FROM campaigns c
+WHERE c.account_id = @account_id AND c.status <> 'draft'
+  AND (strpos(c.html_template, @path::text) > 0 OR strpos(c.text_template, @path::text) > 0
+       OR EXISTS (SELECT 1 FROM campaign_variants v
+                  WHERE v.account_id = c.account_id AND v.campaign_id = c.id
+                    AND (strpos(coalesce(v.html_template, ''), @path::text) > 0
+                         OR strpos(coalesce(v.text_template, ''), @path::text) > 0)))
+ORDER BY c.id
 LIMIT 10;
 
 -- name: MediaPublic :one
 -- An image by its public address: the account's public id and the bytes' SHA-256.
-SELECT m.content_type, m.content, m.thumbnail
+-- content and thumbnail NULL: the bytes are in the media store, under the account id.
+SELECT m.account_id, m.content_type, m.content, m.thumbnail
 FROM media m JOIN accounts a ON a.id = m.account_id
 WHERE a.public_id = @public_id AND m.sha256 = @sha256;
 

@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -203,7 +205,7 @@ func (a *App) templatesCmd() *cobra.Command {
 			f.StringVar(&sample, "sample-data", "", "the .Attributes previews use, a JSON object")
 			f.StringVar(&mdFile, "markdown", "", "a file with a Markdown body (Go template actions work inside); html and text are made from it")
 			f.StringVar(&blocksFile, "blocks", "", "a file with a block design (JSON, docs/content.md#blocks); html and text are rendered from it")
-			f.Int64Var(&layoutID, "layout", 0, "the layout id framing the Markdown (default: the account's default layout)")
+			f.Int64Var(&layoutID, "layout", 0, "the layout id framing the Markdown (default: the account's default layout; 0 on edit: back to it)")
 		},
 		func(cmd *cobra.Command, c *client.Client, s setOf, id int64) (any, int64, string, error) {
 			html, err := file(s, "html-file", htmlFile)
@@ -250,9 +252,14 @@ func (a *App) templatesCmd() *cobra.Command {
 				}
 				return r.JSON201, r.JSON201.Id, r.JSON201.Name, nil
 			}
-			r, err := c.UpdateTemplateWithResponse(cmd.Context(), id, client.TemplateUpdate{Name: str(s, "name", name),
+			up := client.TemplateUpdate{Name: str(s, "name", name),
 				Subject: str(s, "subject", subject), Html: html, Text: text, SampleData: data,
-				ContentType: (*client.TemplateUpdateContentType)(ct), Markdown: md, Blocks: blocks, LayoutId: lay})
+				ContentType: (*client.TemplateUpdateContentType)(ct), Markdown: md, Blocks: blocks, LayoutId: lay}
+			body, err := jsonWithNulls(up, clearsLayout(lay))
+			if err != nil {
+				return nil, 0, "", err
+			}
+			r, err := c.UpdateTemplateWithBodyWithResponse(cmd.Context(), id, "application/json", body)
 			if err := client.Check(r, err); err != nil {
 				return nil, 0, "", err
 			}
@@ -328,7 +335,7 @@ func (a *App) campaignWriteCommands() []*cobra.Command {
 			f.Int64Var(&segment, "segment", 0, "send to this segment id")
 			f.StringVar(&mdFile, "markdown", "", "a file with a Markdown body (Go template actions work inside); html and text are made from it")
 			f.StringVar(&blocksFile, "blocks", "", "a file with a block design (JSON, docs/content.md#blocks); html and text are rendered from it")
-			f.Int64Var(&layoutID, "layout", 0, "the layout id framing the Markdown (default: the account's default layout)")
+			f.Int64Var(&layoutID, "layout", 0, "the layout id framing the Markdown (default: the account's default layout; 0 on edit: back to it)")
 			f.StringVar(&deliverAt, "deliver-at-local", "", "send each recipient at this local time, HH:MM in their zone ('' on edit: at once)")
 			f.StringVar(&window, "window", "", "send only in this window: DAYS HH:MM-HH:MM [ZONE], such as 'mon-fri 09:00-17:00 Europe/Berlin'")
 			f.Int64Var(&pool, "pool", 0, "send through this sender pool id (its first usable sender, failing over to the next)")
@@ -394,12 +401,17 @@ func (a *App) campaignWriteCommands() []*cobra.Command {
 				}
 				return r.JSON201, r.JSON201.Id, r.JSON201.Name, nil
 			}
-			r, err := c.UpdateCampaignWithResponse(cmd.Context(), id, client.CampaignUpdate{Name: str(s, "name", name),
+			up := client.CampaignUpdate{Name: str(s, "name", name),
 				FromEmail: str(s, "from", from), FromName: str(s, "from-name", fromName), ReplyTo: str(s, "reply-to", replyTo),
 				Subject: str(s, "subject", subject), HtmlTemplate: html, TextTemplate: text,
 				TemplateId: tpl, ListIds: ids, SegmentId: seg,
 				ContentType: (*client.CampaignUpdateContentType)(ct), Markdown: md, Blocks: blocks, LayoutId: lay,
-				DeliverAtLocal: str(s, "deliver-at-local", deliverAt), SendWindow: win, PoolId: pl})
+				DeliverAtLocal: str(s, "deliver-at-local", deliverAt), SendWindow: win, PoolId: pl}
+			body, err := jsonWithNulls(up, clearsLayout(lay))
+			if err != nil {
+				return nil, 0, "", err
+			}
+			r, err := c.UpdateCampaignWithBodyWithResponse(cmd.Context(), id, "application/json", body)
 			if err := client.Check(r, err); err != nil {
 				return nil, 0, "", err
 			}
@@ -592,4 +604,30 @@ one page at a time: the next page's --cursor is printed on standard error, with 
 	cmd.Flags().StringVar(&cursor, "cursor", "", "the page after this cursor (printed after a page)")
 	cmd.Flags().BoolVar(&all, "all", false, "every page")
 	return cmd
+}
+
+// clearsLayout is the members an edit sets to null: layout_id for --layout 0
+// (the account's default layout again), which the SDK's types cannot send.
+func clearsLayout(lay *int64) []string {
+	if lay != nil && *lay == 0 {
+		return []string{"layout_id"}
+	}
+	return nil
+}
+
+// jsonWithNulls is v as JSON with the members nulls set to null.
+func jsonWithNulls(v any, nulls []string) (io.Reader, error) {
+	b, err := json.Marshal(v)
+	if err != nil || len(nulls) == 0 {
+		return bytes.NewReader(b), err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	for _, n := range nulls {
+		m[n] = json.RawMessage("null")
+	}
+	b, err = json.Marshal(m)
+	return bytes.NewReader(b), err
 }

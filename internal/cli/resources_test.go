@@ -103,6 +103,22 @@ func TestCLICreateAndEdit(t *testing.T) {
 	r = run("templates", "create", "--name", "blk2", "--subject", "Hi", "--blocks", blocks)
 	require.Equal(t, ExitRefused, r.code, r.stderr)
 	require.Contains(t, r.stderr, "the image block needs alt")
+	// --layout ID names a layout; --layout 0 on edit clears it (the default frames it again).
+	own := filepath.Join(dir, "own.html")
+	require.NoError(t, os.WriteFile(own, []byte(`<main class="own">{{content}}</main>`), 0o600))
+	ownLay := ok("layouts", "create", "--name", "own", "--html-file", own, "-q")
+	require.NoError(t, json.Unmarshal([]byte(ok("templates", "edit", strconv.FormatInt(tp.Id, 10), "--layout", ownLay, "--json")), &tp))
+	require.Contains(t, tp.Html, `<main class="own">`)
+	var cleared client.Template // a fresh value: an absent layout_id leaves a pointer as it was
+	require.NoError(t, json.Unmarshal([]byte(ok("templates", "edit", strconv.FormatInt(tp.Id, 10), "--layout", "0", "--json")), &cleared))
+	require.Nil(t, cleared.LayoutId)
+	require.Contains(t, cleared.Html, `<div class="frame">`, "back in the default layout")
+	require.NoError(t, json.Unmarshal([]byte(ok("campaigns", "edit", strconv.FormatInt(c.Id, 10), "--layout", ownLay, "--json")), &c))
+	require.Contains(t, c.HtmlTemplate, `<main class="own">`)
+	var clearedC client.Campaign
+	require.NoError(t, json.Unmarshal([]byte(ok("campaigns", "edit", strconv.FormatInt(c.Id, 10), "--layout", "0", "--json")), &clearedC))
+	require.Nil(t, clearedC.LayoutId)
+	require.Contains(t, clearedC.HtmlTemplate, `<div class="frame">`)
 
 	seg := ok("segments", "create", "--name", "pro", "--match", `$.plan == "pro"`, "-q")
 	var s client.Segment

@@ -26,7 +26,28 @@ type Config struct {
 	Audience
 	Optin
 	Operator
+	Media
 	Log
+}
+
+// Media settings: where the media library keeps images' bytes (docs/media.md).
+type Media struct {
+	// MediaStorage is fs (a directory, MediaDir), s3 (an S3-compatible bucket)
+	// or db (in PostgreSQL, beside each image's row). Images stored before a
+	// change stay where they are: a row holding its bytes is served from them.
+	MediaStorage string `split_words:"true" default:"fs"`
+	MediaDir     string `split_words:"true" default:"media"`
+
+	MediaS3Endpoint  string `envconfig:"MEDIA_S3_ENDPOINT"`
+	MediaS3Bucket    string `envconfig:"MEDIA_S3_BUCKET"`
+	MediaS3Region    string `envconfig:"MEDIA_S3_REGION"`
+	MediaS3AccessKey string `envconfig:"MEDIA_S3_ACCESS_KEY"`
+	MediaS3SecretKey string `envconfig:"MEDIA_S3_SECRET_KEY"`
+	MediaS3Prefix    string `envconfig:"MEDIA_S3_PREFIX"`
+	// MediaS3Insecure speaks http to the endpoint (a MinIO on the same host);
+	// MediaS3PathStyle puts the bucket in the path, not the host name.
+	MediaS3Insecure  bool `envconfig:"MEDIA_S3_INSECURE" default:"false"`
+	MediaS3PathStyle bool `envconfig:"MEDIA_S3_PATH_STYLE" default:"false"`
 }
 
 // Operator settings: the operator API (accounts as tenants) and the purge of
@@ -394,6 +415,16 @@ func (c Config) Validate() error {
 	}
 	if c.AccountPurgeBatch < 0 || c.AccountPurgeBatch > 100000 || c.AccountPurgePause < 0 {
 		return fmt.Errorf("configuration: SENDONCE_ACCOUNT_PURGE_BATCH must be 0 (the default, 1000) to 100000 and SENDONCE_ACCOUNT_PURGE_PAUSE not negative")
+	}
+	switch {
+	case c.MediaStorage == "s3" && (c.MediaS3Endpoint == "" || c.MediaS3Bucket == ""):
+		return fmt.Errorf("configuration: SENDONCE_MEDIA_STORAGE=s3 needs SENDONCE_MEDIA_S3_ENDPOINT and SENDONCE_MEDIA_S3_BUCKET")
+	case c.MediaStorage == "s3" && strings.Contains(c.MediaS3Endpoint, "://"):
+		return fmt.Errorf("configuration: SENDONCE_MEDIA_S3_ENDPOINT is host[:port] without a scheme (SENDONCE_MEDIA_S3_INSECURE=true for http)")
+	case c.MediaStorage == "fs" && c.MediaDir == "":
+		return fmt.Errorf("configuration: SENDONCE_MEDIA_STORAGE=fs needs SENDONCE_MEDIA_DIR")
+	case c.MediaStorage != "fs" && c.MediaStorage != "s3" && c.MediaStorage != "db" && c.MediaStorage != "":
+		return fmt.Errorf("configuration: SENDONCE_MEDIA_STORAGE must be fs, s3 or db, not %q", c.MediaStorage)
 	}
 	switch c.DomainCheck {
 	case "off", "warn", "refuse", "":

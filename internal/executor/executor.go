@@ -214,11 +214,11 @@ type Executor struct {
 	// heartbeat's age, a retry's wait; never compared with a timestamp the
 	// database wrote); DB() for the date handed to SQL; the pace its timers,
 	// polls and metrics keep.
-	clk   clock.Clock
-	retry retryPolicy
-	live  *liveness.Registration
-	lost  liveness.LostClaims // a claim may have committed unseen (lostclaim.go); dispatcher only
-	refused refusals // pool senders that refused before accepting (pool.go)
+	clk     clock.Clock
+	retry   retryPolicy
+	live    *liveness.Registration
+	lost    liveness.LostClaims // a claim may have committed unseen (lostclaim.go); dispatcher only
+	refused refusals            // pool senders that refused before accepting (pool.go)
 
 	wakeSched    chan struct{} // a NOTIFY or a start: look for due campaigns
 	wakeDispatch chan struct{} // worker slots freed

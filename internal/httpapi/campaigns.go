@@ -163,7 +163,7 @@ func (s *Server) updateCampaign(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	// null clears the segment and the sender; the service takes 0 for that.
+	// null clears the segment, the sender and the layout; the services take 0 for that.
 	var none int64
 	if nulls["segment_id"] {
 		in.SegmentId = &none
@@ -173,6 +173,9 @@ func (s *Server) updateCampaign(w http.ResponseWriter, r *http.Request) error {
 	}
 	if nulls["pool_id"] {
 		in.PoolId = &none
+	}
+	if nulls["layout_id"] {
+		in.LayoutId = &none
 	}
 	if nulls["deliver_at_local"] {
 		clear := ""

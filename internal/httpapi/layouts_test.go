@@ -176,3 +176,51 @@ func TestLayoutBadInput(t *testing.T) {
 	res = e.do(e.keyB, http.MethodGet, "/v1/layouts/"+itoa(layA.Id), nil)
 	require.Equal(t, http.StatusNotFound, res.Status)
 }
+
+// TestClearLayout: PATCH with layout_id null takes a template's or a draft
+// campaign's layout away: the Markdown is framed in the account's default
+// layout again, and the layout it named is free to delete.
+func TestClearLayout(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	res := e.do(e.keyA, http.MethodPost, "/v1/layouts", map[string]any{"name": "d", "html": "<div>{{content}}</div>", "default": true})
+	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
+	res = e.do(e.keyA, http.MethodPost, "/v1/layouts", map[string]any{"name": "own", "html": "<main>{{content}}</main>"})
+	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
+	own := decodeAs[api.Layout](t, res)
+
+	res = e.do(e.keyA, http.MethodPost, "/v1/templates", map[string]any{"name": "n", "subject": "S",
+		"content_type": "markdown", "markdown": "Hi", "layout_id": own.Id})
+	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
+	tpl := decodeAs[api.Template](t, res)
+	require.Equal(t, "<main><p>Hi</p>\n</main>", tpl.Html)
+	res = e.do(e.keyA, http.MethodPost, "/v1/campaigns", map[string]any{"name": "c", "subject": "S", "from_email": "a@example.com",
+		"content_type": "markdown", "markdown": "Yo", "layout_id": own.Id})
+	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
+	camp := decodeAs[api.Campaign](t, res)
+	require.Equal(t, "<main><p>Yo</p>\n</main>", camp.HtmlTemplate)
+
+	// Another field alone leaves the layout as it is.
+	res = e.do(e.keyA, http.MethodPatch, "/v1/templates/"+itoa(tpl.Id), map[string]any{"name": "renamed"})
+	require.Equal(t, http.StatusOK, res.Status, string(res.Body))
+	require.Equal(t, own.Id, *decodeAs[api.Template](t, res).LayoutId)
+
+	res = e.do(e.keyA, http.MethodPatch, "/v1/templates/"+itoa(tpl.Id), map[string]any{"layout_id": nil})
+	require.Equal(t, http.StatusOK, res.Status, string(res.Body))
+	tpl = decodeAs[api.Template](t, res)
+	require.Nil(t, tpl.LayoutId)
+	require.Equal(t, "<div><p>Hi</p>\n</div>", tpl.Html)
+
+	res = e.do(e.keyA, http.MethodPatch, "/v1/campaigns/"+itoa(camp.Id), map[string]any{"layout_id": nil})
+	require.Equal(t, http.StatusOK, res.Status, string(res.Body))
+	camp = decodeAs[api.Campaign](t, res)
+	require.Nil(t, camp.LayoutId)
+	require.Equal(t, "<div><p>Yo</p>\n</div>", camp.HtmlTemplate)
+
+	res = e.do(e.keyA, http.MethodDelete, "/v1/layouts/"+itoa(own.Id), nil)
+	require.Equal(t, http.StatusNoContent, res.Status, string(res.Body))
+	// 0 is not a layout: only null clears.
+	res = e.do(e.keyA, http.MethodPatch, "/v1/templates/"+itoa(tpl.Id), map[string]any{"layout_id": 0})
+	require.Equal(t, http.StatusUnprocessableEntity, res.Status, string(res.Body))
+	require.Equal(t, []string{"/layout_id"}, problemPointers(t, res.Body))
+}

@@ -77,9 +77,14 @@ func (s *Server) updateTemplate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	in, err := decode[api.TemplateUpdate](w, r, s.bodyLimitOf(r))
+	in, nulls, err := decodeUpdate[api.TemplateUpdate](w, r, s.bodyLimitOf(r))
 	if err != nil {
 		return err
+	}
+	// null clears the layout (the account's default applies); the service takes 0 for that.
+	if nulls["layout_id"] {
+		none := int64(0)
+		in.LayoutId = &none
 	}
 	t, err := s.Templates.Update(r.Context(), accountID(r), id, template.Fields{Name: in.Name, Subject: in.Subject,
 		HTML: in.Html, Text: in.Text, Language: in.Language, SampleData: raw(in.SampleData), TrackClicks: in.TrackClicks,

@@ -65,10 +65,20 @@ func (m Media) ThumbnailPath(publicID string) string {
 }
 
 // Service is the media library.
-type Service struct{ pool *pgxpool.Pool }
+type Service struct {
+	pool *pgxpool.Pool
+	// blobs holds new images' bytes; nil: in their rows, in PostgreSQL.
+	blobs Store
+}
 
-// NewService returns the library on pool.
+// NewService returns the library on pool, with the images' bytes in their rows.
 func NewService(pool *pgxpool.Pool) *Service { return &Service{pool: pool} }
+
+// NewServiceIn returns the library on pool with new images' bytes in blobs
+// (nil: in their rows). Images stored before, in their rows, stay there.
+func NewServiceIn(pool *pgxpool.Pool, blobs Store) *Service {
+	return &Service{pool: pool, blobs: blobs}
+}
 
 // CheckName validates an image's name: a display name, never a path. Empty
 // becomes "image".
@@ -147,9 +157,24 @@ func (s *Service) Upload(ctx context.Context, accountID int64, name, declared st
 		if use.Bytes+int64(len(d.content)) > MaxLibraryBytes {
 			return quota.Exceeded(QuotaBytes, MaxLibraryBytes, use.Bytes)
 		}
+		content, thumbnail := d.content, d.thumbnail
+		if s.blobs != nil {
+			// The bytes first, the row after: a crash or an error in between
+			// leaves bytes that no row names (unseen, written again by the same
+			// upload), never a row without its bytes. Under the account's lock, so
+			// that a delete's sweep of these keys (sweep) cannot run in between.
+			image, thumb := blobKeys(accountID, Media{SHA256: hex.EncodeToString(sum[:]), ContentType: d.contentType})
+			if err := s.blobs.Put(ctx, image, d.contentType, d.content); err != nil {
+				return fmt.Errorf("media store: %w", err)
+			}
+			if err := s.blobs.Put(ctx, thumb, thumbType(d.contentType), d.thumbnail); err != nil {
+				return fmt.Errorf("media store: %w", err)
+			}
+			content, thumbnail = nil, nil
+		}
 		row, err := q.MediaInsert(ctx, store.MediaInsertParams{AccountID: accountID, Sha256: sum[:], Name: name,
 			ContentType: d.contentType, Width: int32(d.width), Height: int32(d.height), Size: int32(len(d.content)),
-			Content: d.content, Thumbnail: d.thumbnail})
+			Content: content, Thumbnail: thumbnail})
 		if err != nil {
 			return err
 		}
@@ -202,7 +227,8 @@ func errInUse(ids []int64) error {
 // (409 naming them): an approved or sent campaign's archive and web view keep
 // showing the images its content names.
 func (s *Service) Delete(ctx context.Context, accountID, id int64, publicID string) error {
-	return postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+	var m Media
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
 		if err := q.MediaLockAccount(ctx, accountID); err != nil {
 			return err
@@ -211,7 +237,7 @@ func (s *Service) Delete(ctx context.Context, accountID, id int64, publicID stri
 		if err != nil {
 			return notFound(err)
 		}
-		m := fromRow(row.ID, row.Sha256, row.Name, row.ContentType, row.Width, row.Height, row.Size, row.CreatedAt)
+		m = fromRow(row.ID, row.Sha256, row.Name, row.ContentType, row.Width, row.Height, row.Size, row.CreatedAt)
 		// The image's path without its extension covers the thumbnail too.
 		used, err := q.MediaUsedBy(ctx, store.MediaUsedByParams{AccountID: accountID,
 			Path: "/media/" + publicID + "/" + m.SHA256})
@@ -223,6 +249,39 @@ func (s *Service) Delete(ctx context.Context, accountID, id int64, publicID stri
 		}
 		_, err = q.MediaDelete(ctx, store.MediaDeleteParams{AccountID: accountID, ID: id})
 		return err
+	})
+	if err != nil || s.blobs == nil {
+		return err
+	}
+	// The row first, the bytes after: a crash in between leaves bytes no row
+	// names, unseen. The image is gone for the client even when this fails.
+	return s.sweep(ctx, accountID, m)
+}
+
+// sweep removes the bytes of the account's image m from the store unless a row
+// names them again (an upload of the same bytes since the delete): under the
+// account's lock, which an upload holds from writing the bytes to committing
+// its row.
+func (s *Service) sweep(ctx context.Context, accountID int64, m Media) error {
+	return postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		if err := q.MediaLockAccount(ctx, accountID); err != nil {
+			return err
+		}
+		sum, _ := hex.DecodeString(m.SHA256)
+		if _, err := q.MediaGetBySha(ctx, store.MediaGetByShaParams{AccountID: accountID, Sha256: sum}); err == nil {
+			return nil
+		} else if !postgres.NoRows(err) {
+			return err
+		}
+		image, thumb := blobKeys(accountID, m)
+		if err := s.blobs.Delete(ctx, image); err != nil {
+			return fmt.Errorf("media store: %w", err)
+		}
+		if err := s.blobs.Delete(ctx, thumb); err != nil {
+			return fmt.Errorf("media store: %w", err)
+		}
+		return nil
 	})
 }
 
@@ -239,13 +298,31 @@ func (s *Service) Public(ctx context.Context, publicID, file string) (contentTyp
 	if err != nil {
 		return "", nil, notFound(err)
 	}
+	m := Media{SHA256: hexSum, ContentType: row.ContentType}
+	image, thumb := blobKeys(row.AccountID, m)
 	switch rest {
 	case Ext(row.ContentType):
-		return row.ContentType, row.Content, nil
+		return s.bytes(ctx, row.ContentType, row.Content, image)
 	case "thumb." + Ext(thumbType(row.ContentType)):
-		return thumbType(row.ContentType), row.Thumbnail, nil
+		return s.bytes(ctx, thumbType(row.ContentType), row.Thumbnail, thumb)
 	}
 	return "", nil, apperr.New(apperr.NotFound, "image not found")
+}
+
+// bytes are an image's bytes: inRow when the row holds them, else those in the
+// store under key.
+func (s *Service) bytes(ctx context.Context, contentType string, inRow []byte, key string) (string, []byte, error) {
+	if inRow != nil {
+		return contentType, inRow, nil
+	}
+	if s.blobs == nil {
+		return "", nil, fmt.Errorf("media: the image %s is in a media store and this process has none (SENDONCE_MEDIA_STORAGE=db)", key)
+	}
+	b, err := s.blobs.Get(ctx, key)
+	if err != nil {
+		return "", nil, fmt.Errorf("media store: %s: %w", key, err)
+	}
+	return contentType, b, nil
 }
 
 func notFound(err error) error {

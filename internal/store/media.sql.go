@@ -126,7 +126,7 @@ func (q *Queries) MediaGetBySha(ctx context.Context, arg MediaGetByShaParams) (M
 const mediaInsert = `-- name: MediaInsert :one
 
 INSERT INTO media (account_id, sha256, name, content_type, width, height, size, content, thumbnail)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8::bytea, $9::bytea)
 ON CONFLICT (account_id, sha256) DO NOTHING
 RETURNING id, account_id, sha256, name, content_type, width, height, size, created_at
 `
@@ -158,6 +158,8 @@ type MediaInsertRow struct {
 // The media library (migration 00660): an account's images and their thumbnails.
 // Stores an image unless the account already has these bytes: the same upload
 // twice is one image (the caller then reads the stored one, MediaGetBySha).
+// content and thumbnail are NULL when the bytes are in the media store
+// (migration 00760), written before this row.
 func (q *Queries) MediaInsert(ctx context.Context, arg MediaInsertParams) (MediaInsertRow, error) {
 	row := q.db.QueryRow(ctx, mediaInsert,
 		arg.AccountID,
@@ -254,7 +256,7 @@ func (q *Queries) MediaLockAccount(ctx context.Context, accountID int64) error {
 }
 
 const mediaPublic = `-- name: MediaPublic :one
-SELECT m.content_type, m.content, m.thumbnail
+SELECT m.account_id, m.content_type, m.content, m.thumbnail
 FROM media m JOIN accounts a ON a.id = m.account_id
 WHERE a.public_id = $1 AND m.sha256 = $2
 `
@@ -265,16 +267,23 @@ type MediaPublicParams struct {
 }
 
 type MediaPublicRow struct {
+	AccountID   int64
 	ContentType string
 	Content     []byte
 	Thumbnail   []byte
 }
 
 // An image by its public address: the account's public id and the bytes' SHA-256.
+// content and thumbnail NULL: the bytes are in the media store, under the account id.
 func (q *Queries) MediaPublic(ctx context.Context, arg MediaPublicParams) (MediaPublicRow, error) {
 	row := q.db.QueryRow(ctx, mediaPublic, arg.PublicID, arg.Sha256)
 	var i MediaPublicRow
-	err := row.Scan(&i.ContentType, &i.Content, &i.Thumbnail)
+	err := row.Scan(
+		&i.AccountID,
+		&i.ContentType,
+		&i.Content,
+		&i.Thumbnail,
+	)
 	return i, err
 }
 
@@ -298,10 +307,14 @@ func (q *Queries) MediaUsage(ctx context.Context, accountID int64) (MediaUsageRo
 }
 
 const mediaUsedBy = `-- name: MediaUsedBy :many
-SELECT id FROM campaigns
-WHERE account_id = $1 AND status <> 'draft'
-  AND (strpos(html_template, $2::text) > 0 OR strpos(text_template, $2::text) > 0)
-ORDER BY id
+SELECT c.id FROM campaigns c
+WHERE c.account_id = $1 AND c.status <> 'draft'
+  AND (strpos(c.html_template, $2::text) > 0 OR strpos(c.text_template, $2::text) > 0
+       OR EXISTS (SELECT 1 FROM campaign_variants v
+                  WHERE v.account_id = c.account_id AND v.campaign_id = c.id
+                    AND (strpos(coalesce(v.html_template, ''), $2::text) > 0
+                         OR strpos(coalesce(v.text_template, ''), $2::text) > 0)))
+ORDER BY c.id
 LIMIT 10
 `
 
@@ -312,7 +325,8 @@ type MediaUsedByParams struct {
 
 // Campaigns past draft whose content shows the image (its public path): their
 // archive and web view show it, so it must stay. A draft may lose it (its
-// preview then shows a broken image). Read on delete only.
+// preview then shows a broken image). An A/B test's variants (migration 00630)
+// count as their campaign's content. Read on delete only.
 func (q *Queries) MediaUsedBy(ctx context.Context, arg MediaUsedByParams) ([]int64, error) {
 	rows, err := q.db.Query(ctx, mediaUsedBy, arg.AccountID, arg.Path)
 	if err != nil {

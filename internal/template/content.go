@@ -41,7 +41,8 @@ func Composed(typ string) bool { return typ == "markdown" || typ == "blocks" }
 // Content checks a change of content type, Markdown, design and layout on top of
 // the current source cur: the result, or a 422 naming the field. A composed body
 // takes its html and text from its source, so giving either with it is refused;
-// a layout frames composed content only, and a switch to HTML drops it.
+// a layout frames composed content only, and a switch to HTML drops it. A
+// LayoutID of 0 clears the layout (the account's default applies).
 func Content(cur Source, ch Change) (Source, error) {
 	c := content(cur)
 	err := c.apply(ch)
@@ -71,6 +72,9 @@ func (c *content) apply(ch Change) error {
 	}
 	if ch.LayoutID != nil {
 		c.LayoutID = ch.LayoutID
+		if *ch.LayoutID == 0 { // a PATCH's null: back to the account's default layout
+			c.LayoutID = nil
+		}
 	}
 	if Composed(c.Type) && ch.HTMLGiven {
 		return apperr.Invalidf("/html", "%s content takes its html and text from %s; leave them out", c.Type, c.Type)

@@ -11,6 +11,8 @@ import { can } from './perm.js';
 import { CampaignReport } from './report.js';
 import { ABTest } from './ab.js';
 import { Builder, BlocksPreview, emptyDesign } from './builder.js';
+import { MediaPicker, appendLine } from './mediapicker.js';
+import { ViewControls, Rendered, usePreviewView, subscriberData } from './preview.js';
 
 const statuses = ['', 'draft', 'approved', 'building', 'sending', 'paused', 'sent', 'cancelled', 'failed'];
 
@@ -88,7 +90,7 @@ function formOf(c) {
     window: !!(c && c.send_window), window_days: c && c.send_window ? c.send_window.days : ['mon', 'tue', 'wed', 'thu', 'fri'],
     window_start: c && c.send_window ? c.send_window.start : '09:00', window_end: c && c.send_window ? c.send_window.end : '17:00',
     window_zone: c && c.send_window && c.send_window.time_zone ? c.send_window.time_zone : '',
-    content_type: c && c.content_type === 'blocks' ? 'blocks' : 'html', blocks: (c && c.blocks) || emptyDesign(),
+    content_type: (c && c.content_type) || 'html', markdown: (c && c.markdown) || '', layout_id: c && c.layout_id ? String(c.layout_id) : '', blocks: (c && c.blocks) || emptyDesign(),
   };
 }
 
@@ -111,6 +113,7 @@ export function CampaignForm({ campaign, onSaved }) {
   const [segments] = useLoad(() => api('GET', '/v1/segments?limit=200'));
   const [senders] = useLoad(() => api('GET', '/v1/senders?limit=200'));
   const [pools] = useLoad(() => api('GET', '/v1/sender-pools?limit=200'));
+  const [layouts] = useLoad(() => api('GET', '/v1/layouts?limit=100'));
   const [f, setF] = useState(formOf(campaign));
   const [listIds, setListIds] = useState(/** @type {number[]} */ (campaign ? campaign.list_ids : []));
   const [count, setCount] = useState(/** @type {any} */ (null));
@@ -144,10 +147,18 @@ export function CampaignForm({ campaign, onSaved }) {
       if (f.window_zone) body.send_window.time_zone = f.window_zone;
     } else if (campaign && campaign.send_window) body.send_window = null;
     if (f.template_id) body.template_id = Number(f.template_id);
-    else {
+    else if (f.content_type === 'markdown' || f.content_type === 'blocks') {
+      // html and text are composed from the Markdown or the design in its layout
+      // ('': the default one; null clears a layout the draft names).
       body.subject = f.subject;
-      if (f.content_type === 'blocks') Object.assign(body, { content_type: 'blocks', blocks: f.blocks });
-      else Object.assign(body, { content_type: 'html', html_template: f.html_template, text_template: f.text_template });
+      body.content_type = f.content_type;
+      if (f.content_type === 'markdown') body.markdown = f.markdown; else body.blocks = f.blocks;
+      if (f.layout_id) body.layout_id = Number(f.layout_id); else if (campaign && campaign.layout_id) body.layout_id = null;
+    } else {
+      body.subject = f.subject;
+      body.content_type = 'html';
+      body.html_template = f.html_template;
+      body.text_template = f.text_template;
     }
     try {
       const c = campaign ? await api('PATCH', '/v1/campaigns/' + campaign.id, body) : await api('POST', '/v1/campaigns', body);
@@ -170,11 +181,19 @@ export function CampaignForm({ campaign, onSaved }) {
         options=${[['', 'None: write the message here'], ...(templates ? templates.data.map((/** @type {any} */ t) => [String(t.id), t.name]) : [])]} />
       ${!fromTemplate && html`
         <${Field} label="Subject" value=${f.subject} onInput=${set('subject')} error=${fieldError(error, '/subject')} hint="A template: {{.Name}}, {{.Email}}, {{.Attributes.x}}" />
-        <${Select} label="Write with" value=${f.content_type} onChange=${set('content_type')} error=${fieldError(error, '/content_type')}
-          options=${[['html', 'HTML and text'], ['blocks', 'Blocks (visual builder)']]} />
-        ${f.content_type === 'blocks' ? html`<${Builder} design=${f.blocks} onChange=${set('blocks')} error=${error} />
-          <${BlocksPreview} subject=${f.subject} design=${f.blocks} />` : html`
+        <${Select} label="Content type" value=${f.content_type} onChange=${set('content_type')} error=${fieldError(error, '/content_type')}
+          options=${[['html', 'HTML'], ['markdown', 'Markdown'], ['blocks', 'Blocks (visual builder)']]} />
+        ${f.content_type === 'markdown' ? html`
+        <${Field} label="Markdown" textarea rows=${8} value=${f.markdown} onInput=${set('markdown')} error=${fieldError(error, '/markdown')}
+          hint="CommonMark with tables; template actions such as {{.Name}} work inside." />
+        <${MediaPicker} format="markdown" onInsert=${(/** @type {string} */ snip) => set('markdown')(appendLine(f.markdown, snip))} />
+        <${Select} label="Layout" value=${f.layout_id} onChange=${set('layout_id')} error=${fieldError(error, '/layout_id')}
+          options=${[['', "The account's default layout"], ...(layouts ? layouts.data.map((/** @type {any} */ l) => [String(l.id), l.name + (l.default ? ' (default)' : '')]) : [])]} />` : f.content_type === 'blocks' ? html`<${Builder} design=${f.blocks} onChange=${set('blocks')} error=${error} />
+          <${BlocksPreview} subject=${f.subject} design=${f.blocks} />
+        <${Select} label="Layout" value=${f.layout_id} onChange=${set('layout_id')} error=${fieldError(error, '/layout_id')}
+          options=${[['', "The account's default layout"], ...(layouts ? layouts.data.map((/** @type {any} */ l) => [String(l.id), l.name + (l.default ? ' (default)' : '')]) : [])]} />` : html`
         <${Field} label="HTML" textarea value=${f.html_template} onInput=${set('html_template')} error=${fieldError(error, '/html_template')} />
+        <${MediaPicker} format="html" onInsert=${(/** @type {string} */ snip) => set('html_template')(appendLine(f.html_template, snip))} />
         <${Field} label="Text" textarea value=${f.text_template} onInput=${set('text_template')} error=${fieldError(error, '/text_template')} />`}`}
       <${Field} label="Language" value=${f.language} onInput=${set('language')} error=${fieldError(error, '/language')} hint="Of the unsubscribe page and footer: en, fr or de." />
       <${Field} label="Deliver at local time" type="time" value=${f.deliver_at_local} onInput=${set('deliver_at_local')} error=${fieldError(error, '/deliver_at_local')}
@@ -219,41 +238,41 @@ export function CampaignNew() {
   return html`<${PageHeader} title="New campaign" /><${CampaignForm} />`;
 }
 
-/** @param {{campaign:any}} p */
+/**
+ * The draft's message rendered for the template's sample data or a chosen
+ * subscriber, at a desktop or mobile width, light or dark, with its text part.
+ * @param {{campaign:any}} p
+ */
 function Preview({ campaign }) {
   const [email, setEmail] = useState('');
   const [out, setOut] = useState(/** @type {any} */ (null));
   const [error, setError] = useState(/** @type {any} */ (null));
-  if (!campaign.template_id) {
-    return html`<section aria-labelledby="preview"><h2 id="preview">Message</h2>
-      <p>Subject: <code>${campaign.subject}</code></p>
-      <pre class="source">${campaign.text_template || campaign.html_template}</pre></section>`;
-  }
-  const show = async (/** @type {Event} */ e) => {
-    e.preventDefault();
-    setError(null);
-    try {
-      /** @type {any} */
-      const body = {};
-      if (email) {
-        const found = await api('GET', '/v1/subscribers?limit=1&email=' + encodeURIComponent(email.toLowerCase()));
-        const s = found.data[0];
-        if (!s || s.email.toLowerCase() !== email.toLowerCase()) throw new Error(`no subscriber ${email}`);
-        Object.assign(body, { email: s.email, name: s.name, data: s.attributes });
-      }
-      setOut(await api('POST', `/v1/templates/${campaign.template_id}/render`, body));
-    } catch (err) { setError(err); }
+  const [view, setView] = usePreviewView();
+  const render = async (/** @type {string} */ as) => {
+    /** @type {any} */
+    const body = as ? await subscriberData(as) : {};
+    if (campaign.template_id) return api('POST', `/v1/templates/${campaign.template_id}/render`, body);
+    // The draft's own content (Markdown is stored composed in its layout).
+    return api('POST', '/v1/templates/preview', { subject: campaign.subject, html: campaign.html_template, text: campaign.text_template, ...body });
   };
+  // Only the latest request's answer is shown: the sample's, still on its way
+  // when a subscriber is asked for, must not land after it.
+  const latest = useRef(0);
+  const show = async (/** @type {string} */ as) => {
+    const n = ++latest.current;
+    setError(null);
+    setOut(null);
+    try { const r = await render(as); if (n === latest.current) setOut(r); } catch (err) { if (n === latest.current) setError(err); }
+  };
+  useEffect(() => { show(''); }, [campaign.updated_at]);
   return html`<section aria-labelledby="preview"><h2 id="preview">Preview</h2>
-    <form onSubmit=${show} class="inline" data-reads aria-label="Preview">
-      <${Field} label="As subscriber (address; empty: the template's sample)" type="email" value=${email} onInput=${setEmail} />
+    <form onSubmit=${(/** @type {Event} */ e) => { e.preventDefault(); show(email); }} class="inline" data-reads aria-label="Preview">
+      <${Field} label="As subscriber (address; empty: the sample data)" type="email" value=${email} onInput=${setEmail} />
       <button type="submit">Preview</button>
     </form>
+    <${ViewControls} view=${view} onChange=${setView} />
     <${ErrorBox} error=${error} />
-    ${out && html`<div class="preview" data-preview="ready">
-      <p>Subject: <strong>${out.subject}</strong></p>
-      ${out.html && html`<iframe title="HTML preview" sandbox="" srcdoc=${out.html}></iframe>`}
-      <pre class="source">${out.text}</pre></div>`}
+    ${out && html`<div class="preview" data-preview="ready"><${Rendered} out=${out} view=${view} title="HTML preview" /></div>`}
   </section>`;
 }
 

@@ -14,7 +14,7 @@ function size(n) {
 }
 
 /** The path of a public address: the page loads images from its own origin (its CSP). @param {string} url */
-function local(url) {
+export function local(url) {
   try { return new URL(url).pathname; } catch { return url; }
 }
 

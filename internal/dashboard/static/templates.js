@@ -3,6 +3,8 @@ import { api, Problem } from './api.js';
 import { Field, Select, ErrorBox, Empty, fieldError, when, PageHeader, toast } from './ui.js';
 import { usePaged, Pager } from './pager.js';
 import { Builder, emptyDesign } from './builder.js';
+import { MediaPicker, appendLine } from './mediapicker.js';
+import { ViewControls, Rendered, usePreviewView, subscriberData } from './preview.js';
 
 /** @param {{label:string, value:string, onInput:(v:string)=>void, error?:string, line?:number}} p */
 function Source({ label, value, onInput, error, line }) {
@@ -35,18 +37,21 @@ function parseSample(text) {
 
 /**
  * What the editor sends for its content: html and text, or Markdown with its
- * layout ('' : the account's default layout, so layout_id is left out).
- * @param {any} f
+ * layout ('': the account's default layout, so layout_id is left out, or null
+ * when the saved template names one: null clears it).
+ * @param {any} f @param {any} [saved]
  */
-function contentOf(f) {
+function contentOf(f, saved) {
   if (f.content_type === 'blocks') {
     const c = /** @type {any} */ ({ content_type: 'blocks', blocks: f.blocks });
     if (f.layout_id) c.layout_id = Number(f.layout_id);
+    else if (saved && saved.layout_id) c.layout_id = null;
     return c;
   }
   if (f.content_type !== 'markdown') return { content_type: 'html', html: f.html, text: f.text };
   const c = /** @type {any} */ ({ content_type: 'markdown', markdown: f.markdown });
   if (f.layout_id) c.layout_id = Number(f.layout_id);
+  else if (saved && saved.layout_id) c.layout_id = null;
   return c;
 }
 
@@ -65,9 +70,11 @@ function Editor({ tpl, onSaved }) {
   const [out, setOut] = useState(/** @type {any} */ (null));
   const [saved, setSaved] = useState(tpl && tpl.id ? tpl : null);
   const [note, setNote] = useState('');
-  // An update cannot go back from a named layout to the default one (an absent
-  // layout_id leaves the saved one), so the choice is not offered then.
-  const pinned = !!(saved && saved.layout_id);
+  const [view, setView] = usePreviewView();
+  // The subscriber the preview renders for (null: the sample data).
+  const [asEmail, setAsEmail] = useState('');
+  const [who, setWho] = useState(/** @type {any} */ (null));
+  const [whoError, setWhoError] = useState(/** @type {any} */ (null));
   const set = (/** @type {string} */ k) => (/** @type {string} */ v) => { setF({ ...f, [k]: v }); setError(null); };
   const parsed = parseSample(sample);
   // The live preview: what the editor holds, rendered by the API (nothing saved) a
@@ -77,19 +84,26 @@ function Editor({ tpl, onSaved }) {
     if (parsed.error) return;
     let current = true;
     const t = setTimeout(() => {
-      const body = { subject: f.subject, ...contentOf(f), sample_data: parsed.data };
+      const body = { subject: f.subject, ...contentOf(f), sample_data: parsed.data, ...(who || {}) };
+      if (body.layout_id === null) delete body.layout_id;
       api('POST', '/v1/templates/preview', body).then((r) => { if (current) { setOut(r); setLive(null); } },
         (err) => { if (current) { setLive(err); setOut(null); } });
     }, 300);
     return () => { current = false; clearTimeout(t); };
-  }, [f.subject, f.html, f.text, f.content_type, f.markdown, f.blocks, f.layout_id, sample]);
+  }, [f.subject, f.html, f.text, f.content_type, f.markdown, f.blocks, f.layout_id, sample, who]);
+  const previewAs = async (/** @type {Event} */ e) => {
+    e.preventDefault();
+    setWhoError(null);
+    if (!asEmail) { setWho(null); return; }
+    try { setWho(await subscriberData(asEmail)); } catch (err) { setWhoError(err); }
+  };
   const save = async (/** @type {Event} */ e) => {
     e.preventDefault();
     setError(null);
     setNote('');
     if (parsed.error) return;
     try {
-      const body = { name: f.name, subject: f.subject, ...contentOf(f), sample_data: parsed.data };
+      const body = { name: f.name, subject: f.subject, ...contentOf(f, saved), sample_data: parsed.data };
       const t = saved ? await api('PATCH', '/v1/templates/' + saved.id, body) : await api('POST', '/v1/templates', body);
       setSaved(t);
       setNote('Saved.');
@@ -104,12 +118,13 @@ function Editor({ tpl, onSaved }) {
       <${Select} label="Content type" value=${f.content_type} onChange=${set('content_type')} error=${fieldError(shown, '/content_type')}
         options=${[['html', 'HTML'], ['markdown', 'Markdown'], ['blocks', 'Blocks (visual builder)']]} />
       ${markdown || blocks ? html`
-      ${markdown ? html`<${Source} label="Markdown" value=${f.markdown} onInput=${set('markdown')} error=${fieldError(shown, '/markdown')} line=${lineOf(shown, '/markdown')} />`
+      ${markdown ? html`<${Source} label="Markdown" value=${f.markdown} onInput=${set('markdown')} error=${fieldError(shown, '/markdown')} line=${lineOf(shown, '/markdown')} />
+      <${MediaPicker} format="markdown" onInsert=${(/** @type {string} */ snip) => set('markdown')(appendLine(f.markdown, snip))} />`
         : html`<${Builder} design=${f.blocks} onChange=${set('blocks')} error=${shown} />`}
       <${Select} label="Layout" value=${f.layout_id} onChange=${set('layout_id')} error=${fieldError(shown, '/layout_id')}
-        options=${[...(pinned ? [] : [['', "The account's default layout"]]), ...layouts.map((/** @type {any} */ l) => [String(l.id), l.name + (l.default ? ' (default)' : '')])]} />
-      ${pinned && html`<p class="hint">A saved template keeps the layout it names: pick another, or clone it to use the default layout.</p>`}` : html`
+        options=${[['', "The account's default layout"], ...layouts.map((/** @type {any} */ l) => [String(l.id), l.name + (l.default ? ' (default)' : '')])]} />` : html`
       <${Source} label="HTML" value=${f.html} onInput=${set('html')} error=${fieldError(shown, '/html')} line=${lineOf(shown, '/html')} />
+      <${MediaPicker} format="html" onInsert=${(/** @type {string} */ snip) => set('html')(appendLine(f.html, snip))} />
       <${Source} label="Text" value=${f.text} onInput=${set('text')} error=${fieldError(shown, '/text')} line=${lineOf(shown, '/text')} />`}
       <${Field} label="Sample data (JSON object)" textarea rows=${4} value=${sample} onInput=${(/** @type {string} */ v) => { setSample(v); setError(null); }}
         hint="What {{.Attributes}} holds in the preview (and in a campaign preview without a subscriber)." error=${parsed.error || fieldError(error, '/sample_data')} />
@@ -117,11 +132,14 @@ function Editor({ tpl, onSaved }) {
       <p role="status">${note}</p>
       <button type="submit" class="primary">${saved ? 'Save and preview' : 'Create and preview'}</button>
     </form>
-    <section aria-labelledby="rendered" aria-live="polite" data-rendered=${out ? 'yes' : undefined}><h2 id="rendered">Preview with the sample data</h2>
+    <section aria-labelledby="rendered" aria-live="polite" data-rendered=${out ? 'yes' : undefined}><h2 id="rendered">Preview with ${who ? who.email + "'s data" : 'the sample data'}</h2>
+      <form onSubmit=${previewAs} class="inline" data-reads aria-label="Preview as a subscriber">
+        <${Field} label="As subscriber (address; empty: the sample data)" type="email" value=${asEmail} onInput=${setAsEmail} error=${whoError ? String(whoError.message || whoError) : undefined} />
+        <button type="submit">Preview as</button>
+      </form>
+      <${ViewControls} view=${view} onChange=${setView} />
       ${!out && html`<p>${live ? 'The template has an error: see the field marked above.' : parsed.error ? 'The sample data is not a JSON object: see its field above.' : 'Rendering…'}</p>`}
-      ${out && html`<p>Subject: <strong>${out.subject}</strong></p>
-      ${out.html && html`<iframe title="Rendered HTML" sandbox="" srcdoc=${out.html}></iframe>`}
-      <pre class="source">${out.text}</pre>`}</section>`;
+      ${out && html`<${Rendered} out=${out} view=${view} title="Rendered HTML" />`}</section>`;
 }
 
 export function Templates() {

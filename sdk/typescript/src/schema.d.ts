@@ -5779,9 +5779,9 @@ export interface components {
             blocks?: components["schemas"]["BlockDesign"];
             /**
              * Format: int64
-             * @description The account's layout that frames the Markdown (absent: the account's default layout, if any). Markdown content only; switching content_type to html drops it.
+             * @description The account's layout that frames the Markdown; null clears it (the account's default layout applies again, if any). Markdown content only; switching content_type to html drops it.
              */
-            layout_id?: number;
+            layout_id?: number | null;
             /** @description Files (a message's rules; in an update the list replaces the template's, [] removes them). */
             attachments?: components["schemas"]["AttachmentCreate"][];
         };
@@ -6467,9 +6467,9 @@ export interface components {
             blocks?: components["schemas"]["BlockDesign"];
             /**
              * Format: int64
-             * @description The account's layout framing the Markdown (absent: the default layout). Markdown content only.
+             * @description The account's layout framing the Markdown; null clears it (the default layout applies again). Markdown content only.
              */
-            layout_id?: number;
+            layout_id?: number | null;
             html_template?: string;
             text_template?: string;
             language?: string;
