@@ -169,17 +169,17 @@ func (s *Service) Get(ctx context.Context, accountID int64) (Mailbox, error) {
 
 // Delete removes the account's bounce mailbox; none is not_found.
 func (s *Service) Delete(ctx context.Context, accountID int64) error {
-	var n int64
+	// Nothing deleted is a 404 from inside the transaction, so it rolls back and
+	// the request's audit entry, which commits with it, is not written.
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		var err error
-		n, err = store.New(tx).BounceMailboxDelete(ctx, accountID)
-		return err
+		n, err := store.New(tx).BounceMailboxDelete(ctx, accountID)
+		if err != nil {
+			return postgres.Error(err, "bounce mailbox")
+		}
+		if n == 0 {
+			return apperr.New(apperr.NotFound, "bounce mailbox not found")
+		}
+		return nil
 	})
-	if err != nil {
-		return postgres.Error(err, "bounce mailbox")
-	}
-	if n == 0 {
-		return apperr.New(apperr.NotFound, "bounce mailbox not found")
-	}
-	return nil
+	return err
 }

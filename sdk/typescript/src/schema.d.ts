@@ -1394,6 +1394,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/segments/{id}/subscribers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List segment members
+         * @description The subscribers the segment selects now (its filter evaluated at each request), oldest first, cursor-paginated like the subscribers listing. The total is GET /v1/segments/{id}/subscribers/count. A predicate that runs past the segment time limit is 422 on /match.
+         */
+        get: operations["listSegmentSubscribers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/segments/{id}/subscribers/count": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Count segment members
+         * @description How many subscribers the segment selects now: exact up to 100,000, beyond that `count` is 100,000 and `exact` false (as GET /v1/subscribers/count). A dashboard shows it beside a page of the members.
+         */
+        get: operations["countSegmentSubscribers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/suppressions/export": {
         parameters: {
             query?: never;
@@ -3054,6 +3100,67 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sender-pools": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List sender pools
+         * @description The account's sender pools, each with its senders in order (primary first).
+         */
+        get: operations["listSenderPools"];
+        put?: never;
+        /**
+         * Create a sender pool
+         * @description An ordered list of the account's senders (1 to 10, primary first). A campaign naming the pool
+         *     (`pool_id`) sends through its first sender that is neither paused (auth failures, complaint
+         *     guard) nor refusing; rows a sender refused before accepting (connection refused, TLS or AUTH
+         *     failure, 421, MAIL FROM refused) move to the next one, uncharged. A row in doubt (an answer
+         *     lost after DATA) never changes route: under `skip` it is `unknown`. The pool goes back to a
+         *     refusing sender SENDONCE_POOL_FAILBACK (1 min) after its last refusal. A sender that is not
+         *     the account's is 422 naming /senders/i.
+         */
+        post: operations["createSenderPool"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sender-pools/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * Get sender pool
+         * @description One sender pool with its senders in order.
+         */
+        get: operations["getSenderPool"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete sender pool
+         * @description Delete a pool no campaign names (409 otherwise). Its senders stay.
+         */
+        delete: operations["deleteSenderPool"];
+        options?: never;
+        head?: never;
+        /**
+         * Update sender pool
+         * @description Rename the pool or replace its senders (the whole ordered list). A campaign sending through it takes the new order within a poll; rows already claimed keep the route recorded on them.
+         */
+        patch: operations["updateSenderPool"];
+        trace?: never;
+    };
     "/v1/bounce-mailbox": {
         parameters: {
             query?: never;
@@ -3484,6 +3591,8 @@ export interface components {
             trigger: components["schemas"]["SequenceTrigger"];
             /** @description IANA zone of time-of-day waits; absent means UTC. */
             time_zone?: string;
+            /** @description The weekdays and hours during which its steps are sent (read in time_zone unless it names its own); absent: at any time. A step due outside waits for the next opening. See docs/executor.md, Sending windows. */
+            send_window?: components["schemas"]["SendWindow"];
             /** @description A send step reached more than this after it fell due (the process was down, the sequence paused) is skipped, not sent late. Absent: never too late. */
             late_after?: string;
             /**
@@ -3520,6 +3629,7 @@ export interface components {
             name: string;
             trigger: components["schemas"]["SequenceTrigger"];
             time_zone: string;
+            send_window?: components["schemas"]["SendWindow"];
             late_after?: string;
             /** @enum {string} */
             reentry?: "never" | "after_exit";
@@ -6253,6 +6363,33 @@ export interface components {
             sample: components["schemas"]["Subscriber"][];
         };
         /**
+         * @description A sending window: rows are claimed only on these weekdays between start and end (HH:MM, 24 h; end before start runs overnight into the next day: fri 22:00–06:00 is Friday night to Saturday morning), read in time_zone. Outside it the rows wait, without any work, until the next opening; a batch claimed just before the end may finish shortly after it. See docs/executor.md, Sending windows.
+         * @example {
+         *       "days": [
+         *         "mon",
+         *         "tue",
+         *         "wed",
+         *         "thu",
+         *         "fri"
+         *       ],
+         *       "start": "09:00",
+         *       "end": "17:00",
+         *       "time_zone": "Europe/Berlin"
+         *     }
+         */
+        SendWindow: {
+            days: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[];
+            /** @example 09:00 */
+            start: string;
+            /** @example 17:00 */
+            end: string;
+            /**
+             * @description IANA zone; absent: the account's time_zone (a sequence's: the sequence's time_zone).
+             * @example Europe/Berlin
+             */
+            time_zone?: string;
+        };
+        /**
          * @example {
          *       "id": 42,
          *       "name": "November news",
@@ -6271,6 +6408,7 @@ export interface components {
          *       "status": "draft",
          *       "ambiguous_policy": "skip",
          *       "deliver_at_local": null,
+         *       "send_window": null,
          *       "scheduled_for": null,
          *       "approved_at": null,
          *       "started_at": null,
@@ -6337,6 +6475,8 @@ export interface components {
              * @example 09:00
              */
             deliver_at_local: string | null;
+            /** @description The weekdays and hours during which its rows are sent (quiet hours outside); null: at any time. See docs/executor.md, Sending windows. */
+            send_window: components["schemas"]["SendWindow"] | null;
             /** Format: date-time */
             scheduled_for: string | null;
             /** Format: date-time */
@@ -6352,6 +6492,11 @@ export interface components {
              * @description The sender it goes through; null means the account's default sender, else the environment's provider.
              */
             sender_id: number | null;
+            /**
+             * Format: int64
+             * @description The sender pool it goes through instead of a sender (its first usable sender, failing over to the next: see createSenderPool); null: none.
+             */
+            pool_id?: number | null;
             /** @description Why the system paused it (its sender's repeated auth/config failures); null when paused by hand. */
             paused_reason: string | null;
             /** @description Why it could not start (status failed), e.g. "the segment cannot be evaluated - …"; null otherwise. */
@@ -6427,11 +6572,17 @@ export interface components {
              * @example 09:00
              */
             deliver_at_local?: string;
+            send_window?: components["schemas"]["SendWindow"];
             /**
              * Format: int64
              * @description One of the account's senders (absent: the account's default sender). Approval checks its allowed_from.
              */
             sender_id?: number;
+            /**
+             * Format: int64
+             * @description One of the account's sender pools instead of a sender (422 naming /pool_id with sender_id too, or another account's). Approval checks the allowed_from of each of its senders.
+             */
+            pool_id?: number;
             /**
              * @description Files every recipient gets, stored once (the rules of a message's: 10 MB decoded in all, 413 beyond;
              *     422 naming /attachments/i/field). In an update the list replaces the campaign's files; [] removes them.
@@ -6485,11 +6636,18 @@ export interface components {
              * @example 09:00
              */
             deliver_at_local?: string | null;
+            /** @description The sending window; null clears it (sent at any time). */
+            send_window?: components["schemas"]["SendWindow"] | null;
             /**
              * Format: int64
-             * @description One of the account's senders; null clears it (the default applies again). Approval checks its allowed_from.
+             * @description One of the account's senders (leaving the sender pool it named); null clears it (the default applies again). Approval checks its allowed_from.
              */
             sender_id?: number | null;
+            /**
+             * Format: int64
+             * @description One of the account's sender pools (leaving the sender it named); null clears it.
+             */
+            pool_id?: number | null;
             /**
              * @description Files every recipient gets, stored once (the rules of a message's: 10 MB decoded in all, 413 beyond;
              *     422 naming /attachments/i/field). In an update the list replaces the campaign's files; [] removes them.
@@ -6728,6 +6886,7 @@ export interface components {
          *         "status": "sending",
          *         "ambiguous_policy": "skip",
          *         "deliver_at_local": null,
+         *         "send_window": null,
          *         "scheduled_for": null,
          *         "approved_at": "2026-11-02T09:00:00Z",
          *         "started_at": "2026-11-02T09:00:00Z",
@@ -7351,6 +7510,43 @@ export interface components {
             /** @description The SES configuration set. */
             configuration_set?: string;
         };
+        /** @description Caps the sender's sends to one recipient domain group per second, on top of rate_per_second. Name a built-in group (gmail: gmail.com, googlemail.com; microsoft: outlook.com, hotmail.com, live.com, msn.com, …; yahoo: yahoo.com, aol.com, ymail.com, …; apple: icloud.com, me.com, mac.com; gmx: gmx.*, web.de, mail.com) or a domain (a domain of a built-in group names its group). No group has a default limit: no mailbox provider publishes one (docs/executor.md). */
+        SenderDomainLimit: {
+            /**
+             * @description A built-in group; not with domain.
+             * @enum {string}
+             */
+            group?: "gmail" | "microsoft" | "yahoo" | "apple" | "gmx";
+            /** @description A recipient domain; not with group. */
+            domain?: string;
+            /** Format: double */
+            per_second: number;
+        };
+        /** @description A warm-up schedule: on the n-th UTC day from start (day 0) the sender sends at most the n-th daily cap; rows above it wait for the next UTC day; after the last day, no cap. A preset or caps, not both. */
+        SenderWarmup: {
+            /**
+             * @description standard: 50, 100, 200, 400, 750, 1,000 … 500,000 over 24 days.
+             * @enum {string}
+             */
+            preset?: "standard";
+            caps?: number[];
+            /**
+             * Format: date
+             * @description The schedule's first day (UTC).
+             */
+            start: string;
+        };
+        /** @description Today's (UTC) place in the warm-up schedule. */
+        SenderWarmupToday: {
+            /** Format: date */
+            day: string;
+            /** @description Days since the schedule's start (0 on its first day). */
+            day_number: number;
+            /** @description Today's cap; null once the schedule is over. */
+            cap: number | null;
+            /** @description Sends counted against today's cap. */
+            used: number;
+        };
         /** @description Write-only; stored encrypted (AES-GCM, SENDONCE_SECRETS_KEY) and never returned. */
         SenderCredentials: {
             password?: string;
@@ -7393,6 +7589,8 @@ export interface components {
             allowed_from?: string[];
             /** @description The account's default sender (one at most; this takes the flag). */
             default?: boolean;
+            domain_limits?: components["schemas"]["SenderDomainLimit"][];
+            warmup?: components["schemas"]["SenderWarmup"];
         };
         /**
          * @example {
@@ -7411,6 +7609,11 @@ export interface components {
             max_connections?: number;
             allowed_from?: string[];
             default?: boolean;
+            /** @description Replaces the stored limits whole; [] removes them. */
+            domain_limits?: components["schemas"]["SenderDomainLimit"][];
+            warmup?: components["schemas"]["SenderWarmup"];
+            /** @description true removes the warm-up schedule (not with warmup). */
+            clear_warmup?: boolean;
         };
         Sender: {
             /** Format: int64 */
@@ -7426,6 +7629,10 @@ export interface components {
             max_connections: number;
             allowed_from: string[];
             default: boolean;
+            domain_limits: components["schemas"]["SenderDomainLimit"][];
+            warmup: components["schemas"]["SenderWarmup"] | null;
+            /** @description Null without a warm-up schedule. */
+            warmup_today: components["schemas"]["SenderWarmupToday"] | null;
             /** @description Whether the provider deduplicates on our job id (resend, http): interrupted sends are replayed; otherwise ambiguous_policy applies. */
             idempotent: boolean;
             /** @description Set when repeated auth/config failures paused the sender's campaigns. */
@@ -7439,6 +7646,47 @@ export interface components {
         };
         SenderPage: {
             data: components["schemas"]["Sender"][];
+            next_cursor: string | null;
+        };
+        /**
+         * @example {
+         *       "name": "relays",
+         *       "senders": [
+         *         2,
+         *         3
+         *       ]
+         *     }
+         */
+        SenderPoolCreate: {
+            name: string;
+            /** @description The account's senders in order, primary first, each once. */
+            senders: number[];
+        };
+        /**
+         * @example {
+         *       "senders": [
+         *         3,
+         *         2
+         *       ]
+         *     }
+         */
+        SenderPoolUpdate: {
+            name?: string;
+            senders?: number[];
+        };
+        SenderPool: {
+            /** Format: int64 */
+            id: number;
+            name: string;
+            /** @description Sender ids in order: the primary first. */
+            senders: number[];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        SenderPoolPage: {
+            data: components["schemas"]["SenderPool"][];
             next_cursor: string | null;
         };
         SenderVerifyResult: {
@@ -8024,6 +8272,11 @@ export interface components {
             attempts?: number;
             provider_message_id?: string | null;
             error?: string | null;
+            /**
+             * Format: int64
+             * @description send.sent, send.failed, send.unknown from an acknowledgement: the sender the send went through (recorded on the row at claim; a sender pool's member); null: the environment's provider.
+             */
+            sender_id?: number | null;
             /** @description send.suppressed: left_list when the recipient left the campaign's lists. */
             reason?: string;
         };
@@ -8228,6 +8481,10 @@ export interface components {
             delivered_at: string | null;
             /** Format: date-time */
             created_at: string;
+        };
+        /** @description A campaign's lifecycle events, newest first. */
+        CampaignEventList: {
+            data: components["schemas"]["Event"][];
         };
         EventPage: {
             data: components["schemas"]["Event"][];
@@ -11252,6 +11509,78 @@ export interface operations {
             default: components["responses"]["Problem"];
         };
     };
+    listSegmentSubscribers: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size, 1 to 500 (default 50).
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The next_cursor of the previous page; opaque and bound to the account and listing.
+                 *     Absent or empty means the first page.
+                 * @example
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the segment's subscribers. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriberPage"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    countSegmentSubscribers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The count. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriberCount"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
     exportSuppressions: {
         parameters: {
             query?: {
@@ -13239,9 +13568,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Event"][];
-                    };
+                    "application/json": components["schemas"]["CampaignEventList"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -14845,6 +15172,190 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    listSenderPools: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size, 1 to 500 (default 50).
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The next_cursor of the previous page; opaque and bound to the account and listing.
+                 *     Absent or empty means the first page.
+                 * @example
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of sender pools. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SenderPoolPage"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    createSenderPool: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry (Stripe's semantics). The first response is stored for
+                 *     24 hours and replayed to a retry with the same key, with `Idempotent-Replayed: true`;
+                 *     the same key with another body is 422; a retry while the first is running is 409.
+                 *     "The same body" is one rule for every Idempotency-Key of the API: the route (method and
+                 *     path with query) and the body as canonical JSON — object keys sorted at every depth,
+                 *     insignificant whitespace removed, numbers as written (`10.50` is not `10.5`). Reordered
+                 *     keys or other spacing are the same request; any other value is another. A body that is not JSON (a CSV import) counts byte for byte.
+                 *     A refusal that changed nothing (400, 401, 403, 413, 415, 422, 429, 503) is not stored,
+                 *     so the corrected request may reuse the key. Bare or quoted (RFC 8941 sf-string)
+                 *     values are accepted; use a new V4 UUID per distinct request. The example is Postman's
+                 *     `{{$guid}}`, a new UUID on every send, so a collection generated from this document
+                 *     does not reuse one key for every POST.
+                 * @example {{$guid}}
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SenderPoolCreate"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SenderPool"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    getSenderPool: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sender pool. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SenderPool"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    deleteSenderPool: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Overloaded"];
+            default: components["responses"]["Problem"];
+        };
+    };
+    updateSenderPool: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SenderPoolUpdate"];
+            };
+        };
+        responses: {
+            /** @description The changed sender pool. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SenderPool"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Overloaded"];
