@@ -99,6 +99,7 @@ require github.com/emersion/go-msgauth v0.7.0
 
 require (
 	github.com/emersion/go-imap v1.2.1
+	github.com/minio/minio-go/v7 v7.4.1
 	github.com/yuin/goldmark v1.8.7
 )
 
@@ -111,7 +112,6 @@ require (
 	github.com/klauspost/crc32 v1.3.0 // indirect
 	github.com/minio/crc64nvme v1.1.1 // indirect
 	github.com/minio/md5-simd v1.1.2 // indirect
-	github.com/minio/minio-go/v7 v7.4.1 // indirect
 	github.com/philhofer/fwd v1.2.0 // indirect
 	github.com/rs/xid v1.6.0 // indirect
 	github.com/tinylib/msgp v1.6.4 // indirect

@@ -210,8 +210,7 @@ func TestDeleteKeepsWhatASentCampaignShows(t *testing.T) {
 	require.NoError(t, err)
 	drafted, _, err := s.Upload(ctx, acct, "drafted.png", "image/png", encoded(t, "png", picture(30, 30)))
 	require.NoError(t, err)
-	var sent int64
-	sent = fx.Campaign(t, acct, testfactory.Campaign{Name: "sent", Status: "sent",
+	sent := fx.Campaign(t, acct, testfactory.Campaign{Name: "sent", Status: "sent",
 		HTML: `<img src="https://mail.example.com` + shown.ThumbnailPath(pub) + `">`})
 	fx.Campaign(t, acct, testfactory.Campaign{Name: "draft", HTML: `<img src="` + drafted.Path(pub) + `">`})
 

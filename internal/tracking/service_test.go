@@ -32,12 +32,6 @@ func exec(t *testing.T, p *pgxpool.Pool, sql string, args ...any) {
 	_, err := p.Exec(context.Background(), sql, args...)
 	require.NoError(t, err)
 }
-func id(t *testing.T, p *pgxpool.Pool, sql string, args ...any) int64 {
-	t.Helper()
-	var n int64
-	require.NoError(t, p.QueryRow(context.Background(), sql, args...).Scan(&n))
-	return n
-}
 
 // env is one database with two accounts; account A has a sent campaign with two
 // tracked links and three sends, delivered at sentAt.
