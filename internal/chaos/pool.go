@@ -224,10 +224,19 @@ func runPoolChaos(ctx context.Context, bin string, args []string, stdout, stderr
 		}
 		per[r.SenderID][r.Status] = r.N
 	}
-	fmt.Fprintf(stdout, "chaos-pool: recipients=%d delivered=%d duplicates=%d lost=%d unknown=%d\n",
-		*n, len(copies), duplicates, lost, counts.Unknown)
+	fmt.Fprintf(stdout, "chaos-pool: recipients=%d delivered=%d duplicates=%d lost=%d unknown=%d failed=%d suppressed=%d\n",
+		*n, len(copies), duplicates, lost, counts.Unknown, counts.Failed, counts.Suppressed)
 	fmt.Fprintf(stdout, "chaos-pool: route primary sent=%d unknown=%d; route secondary sent=%d unknown=%d; other routes=%d\n",
 		per[one]["sent"], per[one]["unknown"], per[two]["sent"], per[two]["unknown"], len(per)-2)
+	if counts.Failed > 0 {
+		failed, err := q.ChaosFailedErrors(ctx, campaign)
+		if err != nil {
+			return err
+		}
+		for _, f := range failed {
+			fmt.Fprintf(stdout, "chaos-pool: failed=%d last_error=%q\n", f.N, f.LastError)
+		}
+	}
 	fmt.Fprintf(stdout, "chaos-pool: kills=%d primary died after %d deliveries, in %s\n", k, died, elapsed.Round(time.Millisecond))
 	switch {
 	case duplicates != 0 || lost != 0:

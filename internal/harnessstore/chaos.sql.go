@@ -110,6 +110,38 @@ func (q *Queries) ChaosExecutorsRegistered(ctx context.Context, arg ChaosExecuto
 	return count, err
 }
 
+const chaosFailedErrors = `-- name: ChaosFailedErrors :many
+SELECT coalesce(last_error, '')::text AS last_error, count(*) AS n
+FROM sends WHERE campaign_id = $1 AND status = 'failed'
+GROUP BY 1 ORDER BY 2 DESC LIMIT 5
+`
+
+type ChaosFailedErrorsRow struct {
+	LastError string
+	N         int64
+}
+
+// Why the campaign's failed rows failed, by last error (`chaos -pool` prints them).
+func (q *Queries) ChaosFailedErrors(ctx context.Context, campaignID int64) ([]ChaosFailedErrorsRow, error) {
+	rows, err := q.db.Query(ctx, chaosFailedErrors, campaignID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ChaosFailedErrorsRow{}
+	for rows.Next() {
+		var i ChaosFailedErrorsRow
+		if err := rows.Scan(&i.LastError, &i.N); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const chaosMessageStream = `-- name: ChaosMessageStream :one
 SELECT id FROM campaigns WHERE account_id = $1 AND kind = 'messages' AND sender_id IS NULL AND status = 'sending'
 `

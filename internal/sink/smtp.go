@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"errors"
 	"io"
 	"log"
 	"math/rand/v2"
@@ -335,7 +334,10 @@ func (ss *smtpSession) Data(r io.Reader) error {
 		case <-t.C:
 		case <-ss.sink.closed:
 			t.Stop()
-			return errors.New("sink: closed")
+			// What a relay shutting down answers (RFC 5321 §3.8: 421, closing the
+			// channel; the message is not accepted). A plain error would go out as
+			// go-smtp's 554, a permanent refusal no dying relay sends.
+			return &gosmtp.SMTPError{Code: 421, EnhancedCode: gosmtp.EnhancedCode{4, 3, 2}, Message: "sink: closing"}
 		}
 	}
 	switch ss.fault {

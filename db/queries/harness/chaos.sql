@@ -56,3 +56,9 @@ UPDATE campaigns SET pool_id = @pool_id, sender_id = NULL WHERE account_id = @ac
 SELECT coalesce(via_sender_id, 0)::bigint AS sender_id, status, count(*) AS n
 FROM sends WHERE campaign_id = @campaign_id
 GROUP BY 1, 2 ORDER BY 1, 2;
+
+-- name: ChaosFailedErrors :many
+-- Why the campaign's failed rows failed, by last error (`chaos -pool` prints them).
+SELECT coalesce(last_error, '')::text AS last_error, count(*) AS n
+FROM sends WHERE campaign_id = @campaign_id AND status = 'failed'
+GROUP BY 1 ORDER BY 2 DESC LIMIT 5;
