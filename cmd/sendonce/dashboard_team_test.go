@@ -129,6 +129,10 @@ func TestDashboardTeam(t *testing.T) {
 	narrow := func(name string) {
 		require.NoError(t, chromedp.Do(b.ctx, chromedp.EmulateViewport(390, 844)))
 		b.wait(`innerWidth === 390`)
+		// Waited for, not read once: the page lays out again after the viewport
+		// changes (a read right after innerWidth turns 390 saw 403 now and then).
+		// A page that really scrolls sideways never gets there, and the wait fails.
+		b.wait(`document.documentElement.scrollWidth <= innerWidth + 1`)
 		require.Equal(t, "true", b.str(`String(document.documentElement.scrollWidth <= innerWidth + 1)`), "%s scrolls sideways at 390 px", name)
 		require.NoError(t, chromedp.Do(b.ctx, chromedp.EmulateViewport(1280, 900)))
 		b.wait(`innerWidth === 1280`)

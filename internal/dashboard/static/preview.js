@@ -46,7 +46,7 @@ export async function subscriberData(email) {
  * @param {{view:{width:string, dark:boolean}, onChange:(v:{width:string, dark:boolean})=>void}} p
  */
 export function ViewControls({ view, onChange }) {
-  return html`<fieldset class="preview-view">
+  return html`<fieldset class="preview-view" data-reads>
     <legend>View</legend>
     ${widths.map(([k, label]) => html`<label class="check" key=${k}><input type="radio" name="preview-width" value=${k}
       checked=${view.width === k} onChange=${() => onChange({ ...view, width: k })} /> ${label}</label>`)}

@@ -330,7 +330,7 @@ function BounceMailbox() {
         hint="Stored encrypted, never shown." error=${fieldError(error, '/password')} />
       <${Field} label="Folder (optional)" value=${v.folder || ''} onInput=${set('folder')} hint="INBOX when empty." error=${fieldError(error, '/folder')} />
       <${ErrorBox} error=${error} />
-      <p><button type="submit" class="primary" disabled=${busy}>${m ? 'Replace the bounce mailbox' : 'Set the bounce mailbox'}</button></p>
+      <p><button type="submit" class="secondary" disabled=${busy}>${m ? 'Replace the bounce mailbox' : 'Set the bounce mailbox'}</button></p>
     </form>
   </section>`;
 }
