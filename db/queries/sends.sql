@@ -235,11 +235,13 @@ SELECT count(*) FROM acked;
 -- The campaigns are read FOR SHARE, so a concurrent finish or cancel is either
 -- seen here or sees this statement's rows (CampaignLockSending).
 -- A row held back by the pacing of its domain or its sender's warm-up
--- (internal/executor/pacing.go) is released the same way, not before @not_before
--- (a time before any row's next_attempt_at for the others).
+-- (internal/executor/pacing.go) is released the same way, due no sooner than
+-- @wait_us microseconds from the database's now (the process's clock may be
+-- skewed: it sends the wait, not a time); a negative wait (every other row)
+-- leaves next_attempt_at as it is, '-infinity' included.
 WITH u AS (
     SELECT unnest(@ids::bigint[]) AS id, unnest(@attempts::int[]) AS attempts,
-           unnest(@not_before::timestamptz[]) AS not_before
+           unnest(@wait_us::bigint[]) AS wait_us
 ), camp AS (
     SELECT c.id, c.status FROM campaigns c
     WHERE c.id IN (SELECT s.campaign_id FROM sends s JOIN u ON u.id = s.id)
@@ -248,7 +250,9 @@ WITH u AS (
 UPDATE sends s
 SET status = CASE WHEN c.status = 'cancelled' THEN 'cancelled' ELSE 'queued' END,
     lease_until = NULL, attempts = greatest(s.attempts - 1, 0), status_before = s.status,
-    next_attempt_at = greatest(s.next_attempt_at, u.not_before),
+    next_attempt_at = CASE WHEN u.wait_us < 0 THEN s.next_attempt_at
+                           ELSE greatest(s.next_attempt_at, coalesce(sqlc.narg('now')::timestamptz, now())
+                                                            + u.wait_us * interval '1 microsecond') END,
     updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
 FROM u, camp c
 WHERE s.id = u.id AND s.attempts = u.attempts AND c.id = s.campaign_id

@@ -441,14 +441,17 @@ func (e *Executor) release(ctx context.Context, refs []claimRef) (int64, error) 
 // pacing of their domain or sender held back (pacing.go).
 func (e *Executor) releaseUntil(ctx context.Context, refs []claimRef, notBefore []time.Time) (int64, error) {
 	p := store.SendReleaseManyParams{Now: e.clk.DB()}
+	now := e.clk.Now()
 	for i, r := range refs {
 		p.Ids = append(p.Ids, r.id)
 		p.Attempts = append(p.Attempts, r.attempts)
-		nb := time.Unix(0, 0)
+		// The database gets the wait left, which it adds to its own clock:
+		// this process's clock may be skewed (a time would be off by the skew).
+		wait := int64(-1)
 		if i < len(notBefore) && !notBefore[i].IsZero() {
-			nb = notBefore[i]
+			wait = max(notBefore[i].Sub(now), 0).Microseconds()
 		}
-		p.NotBefore = append(p.NotBefore, nb)
+		p.WaitUs = append(p.WaitUs, wait)
 	}
 	return e.q.SendReleaseMany(ctx, p)
 }

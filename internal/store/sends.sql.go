@@ -462,7 +462,7 @@ func (q *Queries) SendReleaseLost(ctx context.Context, arg SendReleaseLostParams
 const sendReleaseMany = `-- name: SendReleaseMany :one
 WITH u AS (
     SELECT unnest($1::bigint[]) AS id, unnest($2::int[]) AS attempts,
-           unnest($3::timestamptz[]) AS not_before
+           unnest($3::bigint[]) AS wait_us
 ), camp AS (
     SELECT c.id, c.status FROM campaigns c
     WHERE c.id IN (SELECT s.campaign_id FROM sends s JOIN u ON u.id = s.id)
@@ -471,7 +471,9 @@ WITH u AS (
 UPDATE sends s
 SET status = CASE WHEN c.status = 'cancelled' THEN 'cancelled' ELSE 'queued' END,
     lease_until = NULL, attempts = greatest(s.attempts - 1, 0), status_before = s.status,
-    next_attempt_at = greatest(s.next_attempt_at, u.not_before),
+    next_attempt_at = CASE WHEN u.wait_us < 0 THEN s.next_attempt_at
+                           ELSE greatest(s.next_attempt_at, coalesce($4::timestamptz, now())
+                                                            + u.wait_us * interval '1 microsecond') END,
     updated_at = coalesce($4::timestamptz, now())
 FROM u, camp c
 WHERE s.id = u.id AND s.attempts = u.attempts AND c.id = s.campaign_id
@@ -491,10 +493,10 @@ SELECT count(*) FROM released
 `
 
 type SendReleaseManyParams struct {
-	Ids       []int64
-	Attempts  []int32
-	NotBefore []time.Time
-	Now       *time.Time
+	Ids      []int64
+	Attempts []int32
+	WaitUs   []int64
+	Now      *time.Time
 }
 
 // Hands claimed rows that were never given to the provider back to the queue (at
@@ -507,13 +509,15 @@ type SendReleaseManyParams struct {
 // The campaigns are read FOR SHARE, so a concurrent finish or cancel is either
 // seen here or sees this statement's rows (CampaignLockSending).
 // A row held back by the pacing of its domain or its sender's warm-up
-// (internal/executor/pacing.go) is released the same way, not before @not_before
-// (a time before any row's next_attempt_at for the others).
+// (internal/executor/pacing.go) is released the same way, due no sooner than
+// @wait_us microseconds from the database's now (the process's clock may be
+// skewed: it sends the wait, not a time); a negative wait (every other row)
+// leaves next_attempt_at as it is, '-infinity' included.
 func (q *Queries) SendReleaseMany(ctx context.Context, arg SendReleaseManyParams) (int64, error) {
 	row := q.db.QueryRow(ctx, sendReleaseMany,
 		arg.Ids,
 		arg.Attempts,
-		arg.NotBefore,
+		arg.WaitUs,
 		arg.Now,
 	)
 	var count int64
