@@ -65,7 +65,7 @@ export function Rendered({ out, view, title }) {
     ${out.html && html`<div class="preview-frame" data-width=${view.width} data-dark=${view.dark ? 'yes' : undefined}>
       <iframe title=${title} sandbox="" style=${`width:min(100%, ${w}px)`} srcdoc=${view.dark ? darkHTML(out.html) : out.html}></iframe></div>`}
     <h3>Text part</h3>
-    <pre class="source" aria-label="Text part">${out.text}</pre>`;
+    <pre class="source" role="region" tabindex="0" aria-label="Text part">${out.text}</pre>`;
 }
 
 /** The view a preview starts with: desktop, light. */
