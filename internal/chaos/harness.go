@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"strconv"
@@ -137,6 +138,79 @@ func (o chaosOptions) serveEnv(dbURL string) []string {
 			"SENDONCE_SMTP_TIMEOUT="+(o.Lease/3).String())
 	}
 	return env
+}
+
+// senderRunEnv is the environment of the executor-only processes of the runs whose
+// campaigns go through the account's own senders (-senders, -pool): the process
+// provider is only a fallback ("log"), and extra adds the run's own settings.
+func senderRunEnv(dbURL string, workers int, lease time.Duration, extra ...string) []string {
+	return append([]string{
+		"SENDONCE_DATABASE_URL=" + dbURL,
+		"SENDONCE_PROVIDER=log",
+		"SENDONCE_TICK=1s",
+		"SENDONCE_WORKERS=" + strconv.Itoa(workers),
+		"SENDONCE_BATCH_SIZE=50",
+		"SENDONCE_LOG_LEVEL=warn",
+		"SENDONCE_DB_MAX_CONNS=8",
+		"SENDONCE_LEASE=" + lease.String(),
+		"SENDONCE_EVENT_ALLOW_PRIVATE=true",
+		"SENDONCE_UNSUBSCRIBE_SECRET=chaos:" + cryptorand.Text(),
+	}, extra...)
+}
+
+// killLoop is the kill loop of the runs that SIGKILL one executor-only `sendonce
+// serve` at a time: it starts the process and, kills times, waits until the sink
+// accepted something new (then for beforeKill, when set), waits a random moment
+// under spread and SIGKILLs it. The last process it starts runs until done
+// returns and is then stopped with SIGTERM (terminate).
+type killLoop struct {
+	name       string // the run's name in its messages, e.g. "chaos-pool"
+	bin        string
+	env        []string
+	logTo      io.Writer
+	stderr     io.Writer // where each kill is reported
+	q          *queries
+	kills      int
+	spread     time.Duration
+	delivered  func() int64
+	beforeKill func(k int) // optional; k counts the kills made so far
+	done       func(ctx context.Context) error
+}
+
+// run returns the kills made and the time from the first start to the last
+// process's exit.
+func (l killLoop) run(ctx context.Context) (int, time.Duration, error) {
+	start := time.Now()
+	for k := 0; ; k++ {
+		started := time.Now()
+		child, err := startServe(l.bin, l.env, l.logTo)
+		if err != nil {
+			return k, time.Since(start), err
+		}
+		if k == l.kills {
+			werr := l.done(ctx)
+			terr := terminate(ctx, l.q, started, child)
+			switch {
+			case werr != nil:
+				return k, time.Since(start), fmt.Errorf("%s: not sent in time: %w", l.name, werr)
+			case terr != nil:
+				return k, time.Since(start), fmt.Errorf("%s: the last serve did not exit cleanly on SIGTERM: %w", l.name, terr)
+			}
+			return k, time.Since(start), nil
+		}
+		waitProgress(ctx, l.delivered)
+		if l.beforeKill != nil {
+			l.beforeKill(k)
+		}
+		if !sleepCtx(ctx, time.Duration(rand.Int64N(int64(l.spread)))) {
+			_ = child.Process.Kill()
+			_ = child.Wait()
+			return k, time.Since(start), ctx.Err()
+		}
+		_ = child.Process.Kill() // SIGKILL
+		_ = child.Wait()
+		fmt.Fprintf(l.stderr, "%s: kill %d at %s, delivered %d\n", l.name, k+1, time.Since(start).Round(time.Millisecond), l.delivered())
+	}
 }
 
 // chaosDB is the throwaway cluster of one run, with a migrated database "chaos".

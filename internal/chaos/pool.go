@@ -2,11 +2,9 @@ package chaos
 
 import (
 	"context"
-	cryptorand "crypto/rand"
 	"flag"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"strconv"
 	"sync/atomic"
@@ -112,19 +110,8 @@ func runPoolChaos(ctx context.Context, bin string, args []string, stdout, stderr
 		return err
 	}
 
-	env := []string{
-		"SENDONCE_DATABASE_URL=" + db.url,
-		"SENDONCE_PROVIDER=log",
-		"SENDONCE_TICK=1s",
-		"SENDONCE_WORKERS=16",
-		"SENDONCE_BATCH_SIZE=50",
-		"SENDONCE_LOG_LEVEL=warn",
-		"SENDONCE_DB_MAX_CONNS=8",
-		"SENDONCE_LEASE=" + lease.String(),
-		"SENDONCE_POOL_FAILBACK=1h", // the dead primary is not tried again during the run
-		"SENDONCE_EVENT_ALLOW_PRIVATE=true",
-		"SENDONCE_UNSUBSCRIBE_SECRET=chaos:" + cryptorand.Text(),
-	}
+	env := senderRunEnv(db.url, 16, *lease,
+		"SENDONCE_POOL_FAILBACK=1h") // the dead primary is not tried again during the run
 	logTo := io.Discard
 	if *verbose {
 		logTo = stderr
@@ -150,42 +137,20 @@ func runPoolChaos(ctx context.Context, bin string, args []string, stdout, stderr
 		diedAfter <- at
 	}()
 
-	start := time.Now()
-	k := 0
-	for {
-		started := time.Now()
-		child, err := startServe(bin, env, logTo)
-		if err != nil {
-			return err
-		}
-		if k == *kills {
-			werr := waitSent(ctx, q, campaign, 15*time.Minute)
-			terr := terminate(ctx, q, started, child)
-			if werr != nil {
-				return fmt.Errorf("chaos-pool: not sent in time: %w", werr)
+	k, elapsed, err := killLoop{name: "chaos-pool", bin: bin, env: env, logTo: logTo, stderr: stderr, q: q,
+		kills: *kills, spread: 1500 * time.Millisecond, delivered: delivered,
+		beforeKill: func(k int) {
+			for k == *kills-1 && !dead.Load() && ctx.Err() == nil {
+				// The last kill lands after the primary died: a process that starts
+				// with the primary gone learns it from its own sends.
+				sleepCtx(ctx, 20*time.Millisecond)
 			}
-			if terr != nil {
-				return fmt.Errorf("chaos-pool: the last serve did not exit cleanly on SIGTERM: %w", terr)
-			}
-			break
-		}
-		waitProgress(ctx, delivered)
-		for k == *kills-1 && !dead.Load() && ctx.Err() == nil {
-			// The last kill lands after the primary died: a process that starts
-			// with the primary gone learns it from its own sends.
-			sleepCtx(ctx, 20*time.Millisecond)
-		}
-		if !sleepCtx(ctx, time.Duration(rand.Int64N(int64(1500*time.Millisecond)))) {
-			_ = child.Process.Kill()
-			_ = child.Wait()
-			return ctx.Err()
-		}
-		_ = child.Process.Kill() // SIGKILL
-		_ = child.Wait()
-		k++
-		fmt.Fprintf(stderr, "chaos-pool: kill %d at %s, delivered %d\n", k, time.Since(start).Round(time.Millisecond), delivered())
+		},
+		done: func(ctx context.Context) error { return waitSent(ctx, q, campaign, 15*time.Minute) },
+	}.run(ctx)
+	if err != nil {
+		return err
 	}
-	elapsed := time.Since(start)
 	died := int64(-1)
 	select {
 	case died = <-diedAfter:

@@ -2,11 +2,10 @@ package chaos
 
 import (
 	"context"
-	cryptorand "crypto/rand"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -101,56 +100,21 @@ func runSendersChaos(ctx context.Context, bin string, args []string, stdout, std
 		return err
 	}
 
-	env := []string{
-		"SENDONCE_DATABASE_URL=" + dbURL,
-		"SENDONCE_PROVIDER=log",
-		"SENDONCE_TICK=1s",
-		"SENDONCE_WORKERS=32",
-		"SENDONCE_BATCH_SIZE=50",
-		"SENDONCE_LOG_LEVEL=warn",
-		"SENDONCE_DB_MAX_CONNS=8",
-		"SENDONCE_LEASE=" + lease.String(),
-		"SENDONCE_SECRETS_KEY=" + ringEntry,
-		"SENDONCE_EVENT_ALLOW_PRIVATE=true",
-		"SENDONCE_UNSUBSCRIBE_SECRET=chaos:" + cryptorand.Text(),
-	}
+	env := senderRunEnv(dbURL, 32, *lease, "SENDONCE_SECRETS_KEY="+ringEntry)
 	logTo := io.Discard
 	if *verbose {
 		logTo = stderr
 	}
 	delivered := func() int64 { return resend.Stats().Unique + postmark.Stats().Unique }
-	start := time.Now()
-	k := 0
-	for {
-		started := time.Now()
-		child, err := startServe(bin, env, logTo)
-		if err != nil {
-			return err
-		}
-		if k == *kills {
-			errA := waitSent(ctx, q, a.campaign, 15*time.Minute)
-			errB := waitSent(ctx, q, b.campaign, 15*time.Minute)
-			werr := terminate(ctx, q, started, child)
-			if errA != nil || errB != nil {
-				return fmt.Errorf("chaos-senders: not sent in time (a: %v, b: %v)", errA, errB)
-			}
-			if werr != nil {
-				return fmt.Errorf("chaos-senders: the last serve did not exit cleanly on SIGTERM: %w", werr)
-			}
-			break
-		}
-		waitProgress(ctx, delivered)
-		if !sleepCtx(ctx, time.Duration(rand.Int64N(int64(2*time.Second)))) {
-			_ = child.Process.Kill()
-			_ = child.Wait()
-			return ctx.Err()
-		}
-		_ = child.Process.Kill() // SIGKILL
-		_ = child.Wait()
-		k++
-		fmt.Fprintf(stderr, "chaos-senders: kill %d at %s, delivered %d\n", k, time.Since(start).Round(time.Millisecond), delivered())
+	k, elapsed, err := killLoop{name: "chaos-senders", bin: bin, env: env, logTo: logTo, stderr: stderr, q: q,
+		kills: *kills, spread: 2 * time.Second, delivered: delivered,
+		done: func(ctx context.Context) error {
+			return errors.Join(waitSent(ctx, q, a.campaign, 15*time.Minute), waitSent(ctx, q, b.campaign, 15*time.Minute))
+		},
+	}.run(ctx)
+	if err != nil {
+		return err
 	}
-	elapsed := time.Since(start)
 
 	if err := invariant.Check(ctx, pool, invariant.Options{Recipients: map[int64]int64{
 		a.campaign: int64(*n), b.campaign: int64(*n)}}); err != nil {
