@@ -2,7 +2,7 @@ package render
 
 import (
 	"fmt"
-	"strings"
+	"io"
 	"text/template/parse"
 )
 
@@ -106,79 +106,44 @@ func plainField(arg parse.Node) (segment, bool) {
 }
 
 // execute writes the part for d to w.
-func (p plain) execute(w *limitWriter, d *Data) error {
-	for i := range p {
-		s := &p[i]
-		v := s.text
-		if s.field != textField {
-			v = s.render(d)
+func (p plain) execute(w io.Writer, d *Data) error {
+	for _, s := range p {
+		var err error
+		if s.esc != nil {
+			v := stringify(s.value(d))
+			for _, e := range s.esc {
+				v = e(v)
+			}
+			if _, err = io.WriteString(w, v); err != nil {
+				return err
+			}
+			continue
 		}
-		if _, err := w.WriteString(v); err != nil {
+		switch s.field {
+		case textField:
+			_, err = io.WriteString(w, s.text)
+		case emailField:
+			_, err = io.WriteString(w, d.Email)
+		case nameField:
+			_, err = io.WriteString(w, d.Name)
+		case unsubscribeField:
+			_, err = io.WriteString(w, d.UnsubscribeURL)
+		case attrsField:
+			_, err = fmt.Fprint(w, d.Attributes)
+		case attrField:
+			// Every attribute a template names is in the map (decodeAttrs).
+			switch v := d.Attributes[s.key].(type) {
+			case string:
+				_, err = io.WriteString(w, v)
+			default:
+				_, err = fmt.Fprint(w, v)
+			}
+		}
+		if err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// size returns the bytes the part renders for d, appending what each of its
-// fields renders to vals (a text segment's bytes are its text).
-func (p plain) size(d *Data, vals []string) (int, []string) {
-	n := 0
-	for i := range p {
-		s := &p[i]
-		if s.field == textField {
-			n += len(s.text)
-			continue
-		}
-		v := s.render(d)
-		vals = append(vals, v)
-		n += len(v)
-	}
-	return n, vals
-}
-
-// write writes the part to b, its fields' output taken in order from vals (as
-// size returned them); it returns what is left of vals.
-func (p plain) write(b *strings.Builder, vals []string) []string {
-	for i := range p {
-		if s := &p[i]; s.field == textField {
-			b.WriteString(s.text)
-			continue
-		}
-		b.WriteString(vals[0])
-		vals = vals[1:]
-	}
-	return vals
-}
-
-// render is what the segment writes for d: text/template writes a string as is
-// and any other value as fmt.Fprint prints it; an HTML part's escapers then
-// apply, to the value html/template's stringify made.
-func (s *segment) render(d *Data) string {
-	if s.esc != nil {
-		v := stringify(s.value(d))
-		for _, e := range s.esc {
-			v = e(v)
-		}
-		return v
-	}
-	switch s.field {
-	case emailField:
-		return d.Email
-	case nameField:
-		return d.Name
-	case unsubscribeField:
-		return d.UnsubscribeURL
-	case attrsField:
-		return fmt.Sprint(d.Attributes)
-	case attrField:
-		// Every attribute a template names is in the map (decodeAttrs).
-		if v, ok := d.Attributes[s.key].(string); ok {
-			return v
-		}
-		return fmt.Sprint(d.Attributes[s.key])
-	}
-	return s.text
 }
 
 // value is the field's value for d.

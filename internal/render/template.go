@@ -231,83 +231,15 @@ func (t *Templates) render(rc Recipient, d Data) (Rendered, error) {
 		}
 		d.Event = event
 	}
-	var out [parts]string
-	if t.allPlain() {
-		var err error
-		if out, err = t.renderPlain(&d); err != nil {
-			return Rendered{}, err
-		}
-	} else {
-		r, err := t.renderer()
-		if err != nil {
-			return Rendered{}, err
-		}
-		out, err = t.execute(r, d)
-		t.renderers.Put(r)
-		if err != nil {
-			return Rendered{}, err
-		}
+	r, err := t.renderer()
+	if err != nil {
+		return Rendered{}, err
 	}
-	if t.static[partSubject] == nil {
-		out[partSubject] = foldSubject(out[partSubject])
-	}
-	return Rendered{Subject: out[partSubject], HTML: out[partHTML], Text: out[partText]}, nil
-}
-
-// allPlain reports whether every part is static or plain (renderPlain).
-func (t *Templates) allPlain() bool {
-	for i := range parts {
-		if t.static[i] == nil && t.plain[i] == nil {
-			return false
-		}
-	}
-	return true
-}
-
-// renderPlain renders the parts when every one that is not static is plain:
-// their size is known before a byte is written, so the parts are written once,
-// one after another, into a string of exactly that size, which they then share.
-func (t *Templates) renderPlain(d *Data) ([parts]string, error) {
-	var out [parts]string
-	var size [parts]int
-	var scratch [64]string // on the stack: most templates have fewer fields
-	vals, total := scratch[:0], 0
-	for i := range parts {
-		if t.static[i] != nil {
-			out[i] = *t.static[i]
-			continue
-		}
-		size[i], vals = t.plain[i].size(d, vals)
-		if size[i] > maxOutput[i] {
-			return out, execError(i, errTooMuch)
-		}
-		total += size[i]
-	}
-	var b strings.Builder
-	b.Grow(total)
-	rest := vals
-	for i := range parts {
-		if t.static[i] == nil {
-			rest = t.plain[i].write(&b, rest)
-		}
-	}
-	all, start := b.String(), 0
-	for i := range parts {
-		if t.static[i] == nil {
-			out[i] = all[start : start+size[i]]
-			start += size[i]
-		}
-	}
-	return out, nil
-}
-
-// execute renders the parts that are not static through the templates (or
-// their plain form) into the renderer's buffer, copied out as one string which
-// the parts then share.
-func (t *Templates) execute(r *renderer, d Data) ([parts]string, error) {
+	defer t.renderers.Put(r)
 	r.steps = MaxSteps
+	// The parts are rendered one after another into one buffer and copied out as
+	// one string, which the three parts then share.
 	r.buf.Reset()
-	var out [parts]string
 	var bounds [parts][2]int
 	for i := range parts {
 		if t.static[i] == nil {
@@ -322,12 +254,13 @@ func (t *Templates) execute(r *renderer, d Data) ([parts]string, error) {
 				err = r.execute(i, d)
 			}
 			if err != nil {
-				return out, err
+				return Rendered{}, err
 			}
 			bounds[i] = [2]int{start, r.buf.Len()}
 		}
 	}
 	all := r.buf.String()
+	var out [parts]string
 	for i := range parts {
 		if s := t.static[i]; s != nil {
 			out[i] = *s
@@ -335,7 +268,10 @@ func (t *Templates) execute(r *renderer, d Data) ([parts]string, error) {
 			out[i] = all[bounds[i][0]:bounds[i][1]]
 		}
 	}
-	return out, nil
+	if t.static[partSubject] == nil {
+		out[partSubject] = foldSubject(out[partSubject])
+	}
+	return Rendered{Subject: out[partSubject], HTML: out[partHTML], Text: out[partText]}, nil
 }
 
 // foldSubject makes a subject one header line: runs of white space (a newline a
