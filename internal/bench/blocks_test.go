@@ -16,4 +16,5 @@ func TestBlocksBench(t *testing.T) {
 	require.NoError(t, bench.BlocksBench(200, 2, &out))
 	require.Contains(t, out.String(), "50-block design")
 	require.Contains(t, out.String(), "blocks/HTML")
+	require.Contains(t, out.String(), "a fresh copy of the output alone")
 }

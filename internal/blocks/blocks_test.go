@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -50,6 +51,41 @@ func TestGolden(t *testing.T) {
 		require.Contains(t, out.Text, "Hello Ada\n=========")
 		require.Contains(t, out.Text, "Stop these emails: https://x.test/u/1")
 	}
+}
+
+// Outlook for Windows reads the conditional comments' markup as part of the
+// document, every other client skips it: either way the tables open and close in
+// order, and no two comments follow one another (they are merged into one, as
+// MJML merges them).
+func TestOutlookGhostTablesNest(t *testing.T) {
+	t.Parallel()
+	cols := func(n int) []blocks.Column {
+		var out []blocks.Column
+		for range n {
+			out = append(out, blocks.Column{Blocks: []blocks.Block{{Type: "text", Text: "x"}, {Type: "divider"}}})
+		}
+		return out
+	}
+	h, _ := blocks.Render(blocks.Design{Rows: []blocks.Row{{Columns: cols(1)}, {Columns: cols(2)}, {Columns: cols(3)}, {Columns: cols(1)}}})
+	require.NotRegexp(t, `<!\[endif\]-->\s*<!--\[if`, h)
+	outlook := strings.NewReplacer("<!--[if mso | IE]>", "", "<![endif]-->", "").Replace(h)
+	others := regexp.MustCompile(`(?s)<!--\[if mso \| IE\]>.*?<!\[endif\]-->`).ReplaceAllString(h, "")
+	tag := regexp.MustCompile(`<(/?)(table|tr|td)[ >]`)
+	for view, doc := range map[string]string{"Outlook": outlook, "other clients": others} {
+		var open []string
+		for _, m := range tag.FindAllStringSubmatch(doc, -1) {
+			if m[1] == "" {
+				open = append(open, m[2])
+				continue
+			}
+			require.NotEmpty(t, open, "%s: </%s> closes nothing", view, m[2])
+			require.Equal(t, open[len(open)-1], m[2], "%s: </%s> closes <%s>", view, m[2], open[len(open)-1])
+			open = open[:len(open)-1]
+		}
+		require.Empty(t, open, view)
+	}
+	// Outlook gets one fixed-width cell per column.
+	require.Equal(t, 1+2+3+1, strings.Count(outlook, `<td style="vertical-align:top;width:`))
 }
 
 // Hostile text cannot leave its element or attribute, and a URL from data that

@@ -49,7 +49,14 @@ func Render(d Design) (htmlSrc, textSrc string) {
 		row(&h, &t, r, w)
 	}
 	h.WriteString("</div>\n<!--[if mso | IE]></td></tr></table><![endif]-->\n</div>\n")
-	return h.String(), strings.TrimRight(t.String(), "\n") + "\n"
+	return mergeConditionals(h.String()), strings.TrimRight(t.String(), "\n") + "\n"
+}
+
+// mergeConditionals joins conditional comments that follow one another into one,
+// as MJML does to its output (mergeOutlookConditionnals): what Outlook reads is the
+// same markup, and the other clients skip one comment instead of several.
+func mergeConditionals(h string) string {
+	return strings.ReplaceAll(h, "<![endif]-->\n<!--[if mso | IE]>", "")
 }
 
 func px(n int) string { return strconv.Itoa(n) + "px" }
