@@ -162,8 +162,8 @@ func TestPreviewWithListsAndWithout(t *testing.T) {
 
 // TestPreviewRunsTheListsForm: a filter with lists is counted and sampled by the
 // InLists queries (its lists a top-level condition), one without by the plain
-// ones; the InLists plan reads list_members in a join, not in a subplan run for
-// each subscriber.
+// ones, and a count of 0 looks for no sample; the InLists plan reads list_members
+// in a join, not in a subplan run for each subscriber.
 func TestPreviewRunsTheListsForm(t *testing.T) {
 	t.Parallel()
 	f := setup(t, 0)
@@ -198,6 +198,8 @@ func TestPreviewRunsTheListsForm(t *testing.T) {
 	}
 	require.Equal(t, []string{"SegmentPreviewCountInLists", "SegmentPreviewSampleInLists"}, ran(segment.Filter{ListIDs: []int64{l}}))
 	require.Equal(t, []string{"SegmentPreviewCount", "SegmentPreviewSample"}, ran(segment.Filter{Statuses: []string{"confirmed"}}))
+	// Nobody matches: no sample is looked for (it would read every subscriber).
+	require.Equal(t, []string{"SegmentPreviewCountInLists"}, ran(segment.Filter{ListIDs: []int64{l}, Statuses: []string{"pending"}}))
 
 	var c captured
 	_, err = store.New(&c).SegmentPreviewCountInLists(ctx, store.SegmentPreviewCountInListsParams{AccountID: f.acct,

@@ -206,7 +206,10 @@ func (s *Service) Preview(ctx context.Context, accountID int64, f Filter, sample
 	var sample []store.Subscriber
 	err := s.bounded(ctx, func(q *store.Queries) error {
 		var err error
-		if n, err = count(ctx, q, accountID, f, subscriber.CountBound); err != nil {
+		if n, err = count(ctx, q, accountID, f, subscriber.CountBound); err != nil || n == 0 {
+			// Nothing to sample: looking for a first match would read every
+			// subscriber the plan visits (the dashboard asks who of a list is
+			// pending or unsubscribed, mostly nobody).
 			return err
 		}
 		sample, err = page(ctx, q, accountID, f, 0, sampleSize)
