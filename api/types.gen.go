@@ -4925,9 +4925,13 @@ type SegmentPage struct {
 	NextCursor *string   `json:"next_cursor"`
 }
 
-// SegmentPreview Example: {"count":1250,"sample":[{"attributes":{"plan":"pro","seats":12},"created_at":"2026-11-02T09:00:00Z","email":"ada@example.com","id":101,"name":"Ada","status":"confirmed","updated_at":"2026-11-02T09:00:00Z"}]}
+// SegmentPreview Example: {"count":1250,"exact":true,"sample":[{"attributes":{"plan":"pro","seats":12},"created_at":"2026-11-02T09:00:00Z","email":"ada@example.com","id":101,"name":"Ada","status":"confirmed","updated_at":"2026-11-02T09:00:00Z"}]}
 type SegmentPreview struct {
-	Count  int64        `json:"count"`
+	// Count How many subscribers the filter selects, counted up to 100,000.
+	Count int64 `json:"count"`
+
+	// Exact Whether count is the whole number: false when counting stopped at 100,000 (there are at least that many).
+	Exact  bool         `json:"exact"`
 	Sample []Subscriber `json:"sample"`
 }
 

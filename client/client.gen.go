@@ -4932,9 +4932,13 @@ type SegmentPage struct {
 	NextCursor *string   `json:"next_cursor"`
 }
 
-// SegmentPreview Example: {"count":1250,"sample":[{"attributes":{"plan":"pro","seats":12},"created_at":"2026-11-02T09:00:00Z","email":"ada@example.com","id":101,"name":"Ada","status":"confirmed","updated_at":"2026-11-02T09:00:00Z"}]}
+// SegmentPreview Example: {"count":1250,"exact":true,"sample":[{"attributes":{"plan":"pro","seats":12},"created_at":"2026-11-02T09:00:00Z","email":"ada@example.com","id":101,"name":"Ada","status":"confirmed","updated_at":"2026-11-02T09:00:00Z"}]}
 type SegmentPreview struct {
-	Count  int64        `json:"count"`
+	// Count How many subscribers the filter selects, counted up to 100,000.
+	Count int64 `json:"count"`
+
+	// Exact Whether count is the whole number: false when counting stopped at 100,000 (there are at least that many).
+	Exact  bool         `json:"exact"`
 	Sample []Subscriber `json:"sample"`
 }
 
@@ -10929,7 +10933,7 @@ type ClientInterface interface {
 
 	// PreviewSegmentWithBody Preview segment
 	//
-	// Count the subscribers a filter selects and return a sample (up to 10, in id order), without saving it. A predicate that runs past the segment time limit is 422 on /match.
+	// Count the subscribers a filter selects and return a sample (up to 10, in id order), without saving it. The count is exact up to 100,000; beyond that `count` is 100,000 and `exact` false (as GET /v1/subscribers/count). A predicate that runs past the segment time limit is 422 on /match.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -10938,7 +10942,7 @@ type ClientInterface interface {
 
 	// PreviewSegment Preview segment
 	//
-	// Count the subscribers a filter selects and return a sample (up to 10, in id order), without saving it. A predicate that runs past the segment time limit is 422 on /match.
+	// Count the subscribers a filter selects and return a sample (up to 10, in id order), without saving it. The count is exact up to 100,000; beyond that `count` is 100,000 and `exact` false (as GET /v1/subscribers/count). A predicate that runs past the segment time limit is 422 on /match.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -15097,7 +15101,7 @@ func (c *Raw) CreateSegment(ctx context.Context, params *CreateSegmentParams, bo
 
 // PreviewSegmentWithBody Preview segment
 //
-// Count the subscribers a filter selects and return a sample (up to 10, in id order), without saving it. A predicate that runs past the segment time limit is 422 on /match.
+// Count the subscribers a filter selects and return a sample (up to 10, in id order), without saving it. The count is exact up to 100,000; beyond that `count` is 100,000 and `exact` false (as GET /v1/subscribers/count). A predicate that runs past the segment time limit is 422 on /match.
 //
 // Takes any type of body and a specified content type.
 //
@@ -15116,7 +15120,7 @@ func (c *Raw) PreviewSegmentWithBody(ctx context.Context, params *PreviewSegment
 
 // PreviewSegment Preview segment
 //
-// Count the subscribers a filter selects and return a sample (up to 10, in id order), without saving it. A predicate that runs past the segment time limit is 422 on /match.
+// Count the subscribers a filter selects and return a sample (up to 10, in id order), without saving it. The count is exact up to 100,000; beyond that `count` is 100,000 and `exact` false (as GET /v1/subscribers/count). A predicate that runs past the segment time limit is 422 on /match.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -28236,7 +28240,7 @@ type ClientWithResponsesInterface interface {
 
 	// PreviewSegmentWithBodyWithResponse Preview segment
 	//
-	// Count the subscribers a filter selects and return a sample (up to 10, in id order), without saving it. A predicate that runs past the segment time limit is 422 on /match.
+	// Count the subscribers a filter selects and return a sample (up to 10, in id order), without saving it. The count is exact up to 100,000; beyond that `count` is 100,000 and `exact` false (as GET /v1/subscribers/count). A predicate that runs past the segment time limit is 422 on /match.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -28245,7 +28249,7 @@ type ClientWithResponsesInterface interface {
 
 	// PreviewSegmentWithResponse Preview segment
 	//
-	// Count the subscribers a filter selects and return a sample (up to 10, in id order), without saving it. A predicate that runs past the segment time limit is 422 on /match.
+	// Count the subscribers a filter selects and return a sample (up to 10, in id order), without saving it. The count is exact up to 100,000; beyond that `count` is 100,000 and `exact` false (as GET /v1/subscribers/count). A predicate that runs past the segment time limit is 422 on /match.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -53453,7 +53457,7 @@ func (c *ClientWithResponses) CreateSegmentWithResponse(ctx context.Context, par
 
 // PreviewSegmentWithBodyWithResponse Preview segment
 //
-// Count the subscribers a filter selects and return a sample (up to 10, in id order), without saving it. A predicate that runs past the segment time limit is 422 on /match.
+// Count the subscribers a filter selects and return a sample (up to 10, in id order), without saving it. The count is exact up to 100,000; beyond that `count` is 100,000 and `exact` false (as GET /v1/subscribers/count). A predicate that runs past the segment time limit is 422 on /match.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -53468,7 +53472,7 @@ func (c *ClientWithResponses) PreviewSegmentWithBodyWithResponse(ctx context.Con
 
 // PreviewSegmentWithResponse Preview segment
 //
-// Count the subscribers a filter selects and return a sample (up to 10, in id order), without saving it. A predicate that runs past the segment time limit is 422 on /match.
+// Count the subscribers a filter selects and return a sample (up to 10, in id order), without saving it. The count is exact up to 100,000; beyond that `count` is 100,000 and `exact` false (as GET /v1/subscribers/count). A predicate that runs past the segment time limit is 422 on /match.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

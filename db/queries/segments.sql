@@ -1,8 +1,8 @@
 -- Segments: saved subscriber filters. The jsonpath predicate always travels as a
 -- bound parameter cast to jsonpath, so PostgreSQL parses it as a jsonpath (a syntax
 -- error is the tenant's 422) and it can never become SQL. The filter is written
--- out in SegmentPreviewCount, SegmentPreviewSample and CampaignAudiencePage (the build) alike,
--- and per subscriber in subscriber_in_segment (00580).
+-- out in SegmentPreviewCount, SegmentPreviewSample, their InLists forms and
+-- CampaignAudiencePage (the build) alike, and per subscriber in subscriber_in_segment (00580).
 
 -- name: SegmentCreate :one
 INSERT INTO segments (account_id, name, match, statuses, list_ids, created_after, created_before,
@@ -121,6 +121,79 @@ LIMIT @bound) x;
 -- preview's sample (from 0) and a page of a segment's members (keyset).
 SELECT s.* FROM subscribers s
 WHERE s.account_id = @account_id AND s.id > @after_id
+  AND (sqlc.narg('segment_match')::text IS NULL OR s.attributes @@ sqlc.narg('segment_match')::text::jsonpath)
+  AND (cardinality(coalesce(@segment_statuses::text[], '{}')) = 0 OR s.status = ANY(@segment_statuses::text[]))
+  AND (cardinality(coalesce(@segment_list_ids::bigint[], '{}')) = 0 OR EXISTS (
+      SELECT 1 FROM list_members m
+      WHERE m.subscriber_id = s.id AND m.account_id = @account_id
+        AND m.list_id = ANY(@segment_list_ids::bigint[]) AND m.status = 'subscribed'))
+  AND (sqlc.narg('segment_engaged')::text IS NULL OR @segment_engaged_negated::bool <> EXISTS (
+      SELECT 1 FROM sends d JOIN tracking_hits h ON h.send_id = d.id
+      WHERE d.account_id = @account_id AND d.subscriber_id = s.id AND h.account_id = @account_id
+        AND h.kind = sqlc.narg('segment_engaged')::text AND (h.kind = 'open' OR h.link_idx > 0)
+        AND (sqlc.narg('segment_engaged_campaign_id')::bigint IS NULL OR (d.campaign_id = sqlc.narg('segment_engaged_campaign_id')::bigint
+             AND h.campaign_id = sqlc.narg('segment_engaged_campaign_id')::bigint))
+        AND (sqlc.narg('segment_engaged_days')::int IS NULL OR h.occurred_at >= now() - make_interval(days => sqlc.narg('segment_engaged_days')::int))
+        AND (NOT @segment_engaged_people_only::bool OR NOT h.suspected_bot)))
+  AND (sqlc.narg('segment_engaged')::text IS NULL OR NOT @segment_engaged_negated::bool OR EXISTS (
+      SELECT 1 FROM sends d
+      WHERE d.account_id = @account_id AND d.subscriber_id = s.id AND d.status = 'sent'
+        AND (sqlc.narg('segment_engaged_campaign_id')::bigint IS NULL OR d.campaign_id = sqlc.narg('segment_engaged_campaign_id')::bigint)
+        AND (sqlc.narg('segment_engaged_days')::int IS NULL OR d.sent_at >= now() - make_interval(days => sqlc.narg('segment_engaged_days')::int))))
+  AND (sqlc.narg('segment_created_after')::timestamptz IS NULL OR s.created_at >= sqlc.narg('segment_created_after')::timestamptz)
+  AND (sqlc.narg('segment_created_before')::timestamptz IS NULL OR s.created_at < sqlc.narg('segment_created_before')::timestamptz)
+ORDER BY s.id
+LIMIT @lim;
+
+-- The same two for a filter that names lists, with the lists as a condition of their
+-- own (@in_list_ids); the service chooses, and runs these with @segment_list_ids
+-- empty. Inside the predicate the list test is `cardinality(...) = 0 OR EXISTS (...)`,
+-- which PostgreSQL keeps as a subplan run once for every subscriber of the account:
+-- it pulls an EXISTS up into a join only where it is a term of the WHERE's top-level
+-- AND, and it does so before it folds constants, so even a known non-empty list
+-- leaves it a subplan. Here the EXISTS is such a term: the plan can start from the
+-- lists' subscribed memberships (list_members_subscribed_idx, index-only) or hash
+-- them against the subscribers, and the predicate's own list test, given no list,
+-- folds away in the custom plan (segment.Bound). The membership test is the
+-- predicate's, word for word (TestListConditionIsThePredicates).
+
+-- name: SegmentPreviewCountInLists :one
+SELECT count(*) FROM (SELECT 1 FROM subscribers s
+WHERE s.account_id = @account_id
+  AND EXISTS (
+      SELECT 1 FROM list_members m
+      WHERE m.subscriber_id = s.id AND m.account_id = @account_id
+        AND m.list_id = ANY(@in_list_ids::bigint[]) AND m.status = 'subscribed')
+  AND (sqlc.narg('segment_match')::text IS NULL OR s.attributes @@ sqlc.narg('segment_match')::text::jsonpath)
+  AND (cardinality(coalesce(@segment_statuses::text[], '{}')) = 0 OR s.status = ANY(@segment_statuses::text[]))
+  AND (cardinality(coalesce(@segment_list_ids::bigint[], '{}')) = 0 OR EXISTS (
+      SELECT 1 FROM list_members m
+      WHERE m.subscriber_id = s.id AND m.account_id = @account_id
+        AND m.list_id = ANY(@segment_list_ids::bigint[]) AND m.status = 'subscribed'))
+  AND (sqlc.narg('segment_engaged')::text IS NULL OR @segment_engaged_negated::bool <> EXISTS (
+      SELECT 1 FROM sends d JOIN tracking_hits h ON h.send_id = d.id
+      WHERE d.account_id = @account_id AND d.subscriber_id = s.id AND h.account_id = @account_id
+        AND h.kind = sqlc.narg('segment_engaged')::text AND (h.kind = 'open' OR h.link_idx > 0)
+        AND (sqlc.narg('segment_engaged_campaign_id')::bigint IS NULL OR (d.campaign_id = sqlc.narg('segment_engaged_campaign_id')::bigint
+             AND h.campaign_id = sqlc.narg('segment_engaged_campaign_id')::bigint))
+        AND (sqlc.narg('segment_engaged_days')::int IS NULL OR h.occurred_at >= now() - make_interval(days => sqlc.narg('segment_engaged_days')::int))
+        AND (NOT @segment_engaged_people_only::bool OR NOT h.suspected_bot)))
+  AND (sqlc.narg('segment_engaged')::text IS NULL OR NOT @segment_engaged_negated::bool OR EXISTS (
+      SELECT 1 FROM sends d
+      WHERE d.account_id = @account_id AND d.subscriber_id = s.id AND d.status = 'sent'
+        AND (sqlc.narg('segment_engaged_campaign_id')::bigint IS NULL OR d.campaign_id = sqlc.narg('segment_engaged_campaign_id')::bigint)
+        AND (sqlc.narg('segment_engaged_days')::int IS NULL OR d.sent_at >= now() - make_interval(days => sqlc.narg('segment_engaged_days')::int))))
+  AND (sqlc.narg('segment_created_after')::timestamptz IS NULL OR s.created_at >= sqlc.narg('segment_created_after')::timestamptz)
+  AND (sqlc.narg('segment_created_before')::timestamptz IS NULL OR s.created_at < sqlc.narg('segment_created_before')::timestamptz)
+LIMIT @bound) x;
+
+-- name: SegmentPreviewSampleInLists :many
+SELECT s.* FROM subscribers s
+WHERE s.account_id = @account_id AND s.id > @after_id
+  AND EXISTS (
+      SELECT 1 FROM list_members m
+      WHERE m.subscriber_id = s.id AND m.account_id = @account_id
+        AND m.list_id = ANY(@in_list_ids::bigint[]) AND m.status = 'subscribed')
   AND (sqlc.narg('segment_match')::text IS NULL OR s.attributes @@ sqlc.narg('segment_match')::text::jsonpath)
   AND (cardinality(coalesce(@segment_statuses::text[], '{}')) = 0 OR s.status = ANY(@segment_statuses::text[]))
   AND (cardinality(coalesce(@segment_list_ids::bigint[], '{}')) = 0 OR EXISTS (

@@ -157,7 +157,7 @@ func (s *Server) previewSegment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := api.SegmentPreview{Count: n, Sample: make([]api.Subscriber, len(sample))}
+	out := api.SegmentPreview{Count: n, Exact: n < subscriber.CountBound, Sample: make([]api.Subscriber, len(sample))}
 	for i, x := range sample {
 		out.Sample[i] = toAPISubscriber(x)
 	}

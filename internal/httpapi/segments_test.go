@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/api"
+	"github.com/sendonce/sendonce/internal/subscriber"
 )
 
 func TestSegments(t *testing.T) {
@@ -41,6 +42,7 @@ func TestSegments(t *testing.T) {
 	require.Equal(t, http.StatusOK, res.Status, string(res.Body))
 	pv := decodeAs[api.SegmentPreview](t, res)
 	require.EqualValues(t, 2, pv.Count)
+	require.True(t, pv.Exact)
 	require.Len(t, pv.Sample, 2)
 	res = e.do(a, "POST", "/v1/segments/preview", map[string]any{"match": `$.plan == 'pro'`})
 	require.Equal(t, http.StatusUnprocessableEntity, res.Status)
@@ -71,6 +73,23 @@ func TestSegments(t *testing.T) {
 	require.Nil(t, decodeAs[api.Campaign](t, res).SegmentId)
 	res = e.do(a, "DELETE", "/v1/segments/"+itoa(g.Id), nil)
 	require.Equal(t, http.StatusNoContent, res.Status)
+
+	// Past subscriber.CountBound the preview's count stops there and says so.
+	_, err := e.pool.Exec(context.Background(), `INSERT INTO subscribers (account_id, email, email_lower, status)
+		SELECT k.account_id, 'n' || i || '@example.com', 'n' || i || '@example.com', 'confirmed'
+		FROM (SELECT account_id FROM subscribers WHERE email_lower = 's0@example.com') k, generate_series(1, $1::int) i`,
+		subscriber.CountBound)
+	require.NoError(t, err)
+	res = e.do(a, "POST", "/v1/segments/preview", map[string]any{"statuses": []string{"confirmed"}})
+	require.Equal(t, http.StatusOK, res.Status, string(res.Body))
+	pv = decodeAs[api.SegmentPreview](t, res)
+	require.EqualValues(t, subscriber.CountBound, pv.Count)
+	require.False(t, pv.Exact)
+	require.Len(t, pv.Sample, 10)
+	res = e.do(e.keyB, "POST", "/v1/segments/preview", map[string]any{"statuses": []string{"confirmed"}})
+	pv = decodeAs[api.SegmentPreview](t, res)
+	require.Zero(t, pv.Count, "another account's subscribers")
+	require.True(t, pv.Exact)
 }
 
 // A jsonpath variable has no value in a segment: saving one answered 201 and its

@@ -37,8 +37,9 @@ func TestPreviewWithoutJIT(t *testing.T) {
 	t.Parallel()
 	f := setup(t, 0)
 	ctx := context.Background()
-	f.subscriber(1, map[string]any{"plan": "pro"})
+	sub := f.subscriber(1, map[string]any{"plan": "pro"})
 	l := f.make.List(t, f.acct, "l")
+	f.make.Members(t, f.acct, l, sub) // one to count, so the sample is looked for too
 
 	rec := &statements{}
 	cfg := f.pool.Config()

@@ -20,9 +20,11 @@ import (
 // attributes index for it. They must all say the same thing; the per-subscriber
 // checks call subscriber_in_segment instead of a copy.
 var inlinePredicateAt = map[string]int{
-	"campaigns.sql:CampaignAudiencePage": 1,
-	"segments.sql:SegmentPreviewCount":   1,
-	"segments.sql:SegmentPreviewSample":  1,
+	"campaigns.sql:CampaignAudiencePage":       1,
+	"segments.sql:SegmentPreviewCount":         1,
+	"segments.sql:SegmentPreviewSample":        1,
+	"segments.sql:SegmentPreviewCountInLists":  1,
+	"segments.sql:SegmentPreviewSampleInLists": 1,
 }
 
 var (

@@ -3,7 +3,6 @@ package segment
 import (
 	"context"
 	"encoding/json"
-	"math"
 
 	"github.com/jackc/pgx/v5"
 
@@ -141,6 +140,38 @@ func pageParams(accountID int64, f Filter, afterID int64, limit int) store.Segme
 		SegmentEngagedDays: days, SegmentEngagedPeopleOnly: people}
 }
 
+// count counts the subscribers f selects, up to bound. A filter with lists runs
+// SegmentPreviewCountInLists, its lists a condition of their own and none left in
+// the predicate (see the query's comment: the plan can then start from the lists'
+// memberships); without lists the predicate's list test is empty and folds away.
+func count(ctx context.Context, q *store.Queries, accountID int64, f Filter, bound int32) (int64, error) {
+	p := countParams(accountID, f, bound)
+	if len(f.ListIDs) == 0 {
+		return q.SegmentPreviewCount(ctx, p)
+	}
+	return q.SegmentPreviewCountInLists(ctx, store.SegmentPreviewCountInListsParams{AccountID: p.AccountID,
+		InListIds: f.ListIDs, SegmentMatch: p.SegmentMatch, SegmentStatuses: p.SegmentStatuses, SegmentListIds: []int64{},
+		SegmentEngaged: p.SegmentEngaged, SegmentEngagedNegated: p.SegmentEngagedNegated,
+		SegmentEngagedCampaignID: p.SegmentEngagedCampaignID, SegmentEngagedDays: p.SegmentEngagedDays,
+		SegmentEngagedPeopleOnly: p.SegmentEngagedPeopleOnly, SegmentCreatedAfter: p.SegmentCreatedAfter,
+		SegmentCreatedBefore: p.SegmentCreatedBefore, Bound: p.Bound})
+}
+
+// page returns the first limit subscribers f selects after afterID, in id order;
+// a filter with lists runs SegmentPreviewSampleInLists (as count).
+func page(ctx context.Context, q *store.Queries, accountID int64, f Filter, afterID int64, limit int) ([]store.Subscriber, error) {
+	p := pageParams(accountID, f, afterID, limit)
+	if len(f.ListIDs) == 0 {
+		return q.SegmentPreviewSample(ctx, p)
+	}
+	return q.SegmentPreviewSampleInLists(ctx, store.SegmentPreviewSampleInListsParams{AccountID: p.AccountID,
+		AfterID: p.AfterID, InListIds: f.ListIDs, SegmentMatch: p.SegmentMatch, SegmentStatuses: p.SegmentStatuses,
+		SegmentListIds: []int64{}, SegmentEngaged: p.SegmentEngaged, SegmentEngagedNegated: p.SegmentEngagedNegated,
+		SegmentEngagedCampaignID: p.SegmentEngagedCampaignID, SegmentEngagedDays: p.SegmentEngagedDays,
+		SegmentEngagedPeopleOnly: p.SegmentEngagedPeopleOnly, SegmentCreatedAfter: p.SegmentCreatedAfter,
+		SegmentCreatedBefore: p.SegmentCreatedBefore, Lim: p.Lim})
+}
+
 // bounded runs fn in one transaction bounded by the Service's Timeout (Bound); a
 // predicate PostgreSQL refuses or that runs too long is a 422 on /match.
 func (s *Service) bounded(ctx context.Context, fn func(q *store.Queries) error) error {
@@ -162,26 +193,32 @@ func toSubscribers(rows []store.Subscriber) []subscriber.Subscriber {
 	return out
 }
 
-// Preview counts the subscribers f selects and returns up to sampleSize of them
-// in id order, both in one transaction bounded by the Service's Timeout.
+// Preview counts the subscribers f selects, up to subscriber.CountBound (a count
+// of the bound means at least that many, as the subscribers listing's total: an
+// exact count of a whole large account would cost a scan of it at every key the
+// dashboard's form is typed with), and returns up to sampleSize of them in id
+// order, both in one transaction bounded by the Service's Timeout.
 func (s *Service) Preview(ctx context.Context, accountID int64, f Filter, sampleSize int) (int64, []subscriber.Subscriber, error) {
 	if err := s.check(ctx, accountID, &f); err != nil {
 		return 0, nil, err
 	}
-	var count int64
+	var n int64
 	var sample []store.Subscriber
 	err := s.bounded(ctx, func(q *store.Queries) error {
 		var err error
-		if count, err = q.SegmentPreviewCount(ctx, countParams(accountID, f, math.MaxInt32)); err != nil {
+		if n, err = count(ctx, q, accountID, f, subscriber.CountBound); err != nil || n == 0 {
+			// Nothing to sample: looking for a first match would read every
+			// subscriber the plan visits (the dashboard asks who of a list is
+			// pending or unsubscribed, mostly nobody).
 			return err
 		}
-		sample, err = q.SegmentPreviewSample(ctx, pageParams(accountID, f, 0, sampleSize))
+		sample, err = page(ctx, q, accountID, f, 0, sampleSize)
 		return err
 	})
 	if err != nil {
 		return 0, nil, err
 	}
-	return count, toSubscribers(sample), nil
+	return n, toSubscribers(sample), nil
 }
 
 // Members returns up to limit of the subscribers segment id selects now, after
@@ -194,7 +231,7 @@ func (s *Service) Members(ctx context.Context, accountID, id, afterID int64, lim
 	var rows []store.Subscriber
 	err = s.bounded(ctx, func(q *store.Queries) error {
 		var err error
-		rows, err = q.SegmentPreviewSample(ctx, pageParams(accountID, g.Filter, afterID, limit))
+		rows, err = page(ctx, q, accountID, g.Filter, afterID, limit)
 		return err
 	})
 	if err != nil {
@@ -212,7 +249,7 @@ func (s *Service) MembersCount(ctx context.Context, accountID, id int64) (n int6
 		return 0, false, err
 	}
 	err = s.bounded(ctx, func(q *store.Queries) error {
-		n, err = q.SegmentPreviewCount(ctx, countParams(accountID, g.Filter, subscriber.CountBound))
+		n, err = count(ctx, q, accountID, g.Filter, subscriber.CountBound)
 		return err
 	})
 	if err != nil {

@@ -75,8 +75,8 @@ type SegmentCreateRow struct {
 // Segments: saved subscriber filters. The jsonpath predicate always travels as a
 // bound parameter cast to jsonpath, so PostgreSQL parses it as a jsonpath (a syntax
 // error is the tenant's 422) and it can never become SQL. The filter is written
-// out in SegmentPreviewCount, SegmentPreviewSample and CampaignAudiencePage (the build) alike,
-// and per subscriber in subscriber_in_segment (00580).
+// out in SegmentPreviewCount, SegmentPreviewSample, their InLists forms and
+// CampaignAudiencePage (the build) alike, and per subscriber in subscriber_in_segment (00580).
 func (q *Queries) SegmentCreate(ctx context.Context, arg SegmentCreateParams) (SegmentCreateRow, error) {
 	row := q.db.QueryRow(ctx, segmentCreate,
 		arg.AccountID,
@@ -364,6 +364,86 @@ func (q *Queries) SegmentPreviewCount(ctx context.Context, arg SegmentPreviewCou
 	return count, err
 }
 
+const segmentPreviewCountInLists = `-- name: SegmentPreviewCountInLists :one
+
+SELECT count(*) FROM (SELECT 1 FROM subscribers s
+WHERE s.account_id = $1
+  AND EXISTS (
+      SELECT 1 FROM list_members m
+      WHERE m.subscriber_id = s.id AND m.account_id = $1
+        AND m.list_id = ANY($2::bigint[]) AND m.status = 'subscribed')
+  AND ($3::text IS NULL OR s.attributes @@ $3::text::jsonpath)
+  AND (cardinality(coalesce($4::text[], '{}')) = 0 OR s.status = ANY($4::text[]))
+  AND (cardinality(coalesce($5::bigint[], '{}')) = 0 OR EXISTS (
+      SELECT 1 FROM list_members m
+      WHERE m.subscriber_id = s.id AND m.account_id = $1
+        AND m.list_id = ANY($5::bigint[]) AND m.status = 'subscribed'))
+  AND ($6::text IS NULL OR $7::bool <> EXISTS (
+      SELECT 1 FROM sends d JOIN tracking_hits h ON h.send_id = d.id
+      WHERE d.account_id = $1 AND d.subscriber_id = s.id AND h.account_id = $1
+        AND h.kind = $6::text AND (h.kind = 'open' OR h.link_idx > 0)
+        AND ($8::bigint IS NULL OR (d.campaign_id = $8::bigint
+             AND h.campaign_id = $8::bigint))
+        AND ($9::int IS NULL OR h.occurred_at >= now() - make_interval(days => $9::int))
+        AND (NOT $10::bool OR NOT h.suspected_bot)))
+  AND ($6::text IS NULL OR NOT $7::bool OR EXISTS (
+      SELECT 1 FROM sends d
+      WHERE d.account_id = $1 AND d.subscriber_id = s.id AND d.status = 'sent'
+        AND ($8::bigint IS NULL OR d.campaign_id = $8::bigint)
+        AND ($9::int IS NULL OR d.sent_at >= now() - make_interval(days => $9::int))))
+  AND ($11::timestamptz IS NULL OR s.created_at >= $11::timestamptz)
+  AND ($12::timestamptz IS NULL OR s.created_at < $12::timestamptz)
+LIMIT $13) x
+`
+
+type SegmentPreviewCountInListsParams struct {
+	AccountID                int64
+	InListIds                []int64
+	SegmentMatch             *string
+	SegmentStatuses          []string
+	SegmentListIds           []int64
+	SegmentEngaged           *string
+	SegmentEngagedNegated    bool
+	SegmentEngagedCampaignID *int64
+	SegmentEngagedDays       *int32
+	SegmentEngagedPeopleOnly bool
+	SegmentCreatedAfter      *time.Time
+	SegmentCreatedBefore     *time.Time
+	Bound                    int32
+}
+
+// The same two for a filter that names lists, with the lists as a condition of their
+// own (@in_list_ids); the service chooses, and runs these with @segment_list_ids
+// empty. Inside the predicate the list test is `cardinality(...) = 0 OR EXISTS (...)`,
+// which PostgreSQL keeps as a subplan run once for every subscriber of the account:
+// it pulls an EXISTS up into a join only where it is a term of the WHERE's top-level
+// AND, and it does so before it folds constants, so even a known non-empty list
+// leaves it a subplan. Here the EXISTS is such a term: the plan can start from the
+// lists' subscribed memberships (list_members_subscribed_idx, index-only) or hash
+// them against the subscribers, and the predicate's own list test, given no list,
+// folds away in the custom plan (segment.Bound). The membership test is the
+// predicate's, word for word (TestListConditionIsThePredicates).
+func (q *Queries) SegmentPreviewCountInLists(ctx context.Context, arg SegmentPreviewCountInListsParams) (int64, error) {
+	row := q.db.QueryRow(ctx, segmentPreviewCountInLists,
+		arg.AccountID,
+		arg.InListIds,
+		arg.SegmentMatch,
+		arg.SegmentStatuses,
+		arg.SegmentListIds,
+		arg.SegmentEngaged,
+		arg.SegmentEngagedNegated,
+		arg.SegmentEngagedCampaignID,
+		arg.SegmentEngagedDays,
+		arg.SegmentEngagedPeopleOnly,
+		arg.SegmentCreatedAfter,
+		arg.SegmentCreatedBefore,
+		arg.Bound,
+	)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const segmentPreviewSample = `-- name: SegmentPreviewSample :many
 SELECT s.id, s.account_id, s.email, s.email_lower, s.name, s.attributes, s.status, s.created_at, s.updated_at, s.signup, s.optin_sent_at FROM subscribers s
 WHERE s.account_id = $1 AND s.id > $2
@@ -414,6 +494,102 @@ func (q *Queries) SegmentPreviewSample(ctx context.Context, arg SegmentPreviewSa
 	rows, err := q.db.Query(ctx, segmentPreviewSample,
 		arg.AccountID,
 		arg.AfterID,
+		arg.SegmentMatch,
+		arg.SegmentStatuses,
+		arg.SegmentListIds,
+		arg.SegmentEngaged,
+		arg.SegmentEngagedNegated,
+		arg.SegmentEngagedCampaignID,
+		arg.SegmentEngagedDays,
+		arg.SegmentEngagedPeopleOnly,
+		arg.SegmentCreatedAfter,
+		arg.SegmentCreatedBefore,
+		arg.Lim,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Subscriber{}
+	for rows.Next() {
+		var i Subscriber
+		if err := rows.Scan(
+			&i.ID,
+			&i.AccountID,
+			&i.Email,
+			&i.EmailLower,
+			&i.Name,
+			&i.Attributes,
+			&i.Status,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.Signup,
+			&i.OptinSentAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const segmentPreviewSampleInLists = `-- name: SegmentPreviewSampleInLists :many
+SELECT s.id, s.account_id, s.email, s.email_lower, s.name, s.attributes, s.status, s.created_at, s.updated_at, s.signup, s.optin_sent_at FROM subscribers s
+WHERE s.account_id = $1 AND s.id > $2
+  AND EXISTS (
+      SELECT 1 FROM list_members m
+      WHERE m.subscriber_id = s.id AND m.account_id = $1
+        AND m.list_id = ANY($3::bigint[]) AND m.status = 'subscribed')
+  AND ($4::text IS NULL OR s.attributes @@ $4::text::jsonpath)
+  AND (cardinality(coalesce($5::text[], '{}')) = 0 OR s.status = ANY($5::text[]))
+  AND (cardinality(coalesce($6::bigint[], '{}')) = 0 OR EXISTS (
+      SELECT 1 FROM list_members m
+      WHERE m.subscriber_id = s.id AND m.account_id = $1
+        AND m.list_id = ANY($6::bigint[]) AND m.status = 'subscribed'))
+  AND ($7::text IS NULL OR $8::bool <> EXISTS (
+      SELECT 1 FROM sends d JOIN tracking_hits h ON h.send_id = d.id
+      WHERE d.account_id = $1 AND d.subscriber_id = s.id AND h.account_id = $1
+        AND h.kind = $7::text AND (h.kind = 'open' OR h.link_idx > 0)
+        AND ($9::bigint IS NULL OR (d.campaign_id = $9::bigint
+             AND h.campaign_id = $9::bigint))
+        AND ($10::int IS NULL OR h.occurred_at >= now() - make_interval(days => $10::int))
+        AND (NOT $11::bool OR NOT h.suspected_bot)))
+  AND ($7::text IS NULL OR NOT $8::bool OR EXISTS (
+      SELECT 1 FROM sends d
+      WHERE d.account_id = $1 AND d.subscriber_id = s.id AND d.status = 'sent'
+        AND ($9::bigint IS NULL OR d.campaign_id = $9::bigint)
+        AND ($10::int IS NULL OR d.sent_at >= now() - make_interval(days => $10::int))))
+  AND ($12::timestamptz IS NULL OR s.created_at >= $12::timestamptz)
+  AND ($13::timestamptz IS NULL OR s.created_at < $13::timestamptz)
+ORDER BY s.id
+LIMIT $14
+`
+
+type SegmentPreviewSampleInListsParams struct {
+	AccountID                int64
+	AfterID                  int64
+	InListIds                []int64
+	SegmentMatch             *string
+	SegmentStatuses          []string
+	SegmentListIds           []int64
+	SegmentEngaged           *string
+	SegmentEngagedNegated    bool
+	SegmentEngagedCampaignID *int64
+	SegmentEngagedDays       *int32
+	SegmentEngagedPeopleOnly bool
+	SegmentCreatedAfter      *time.Time
+	SegmentCreatedBefore     *time.Time
+	Lim                      int32
+}
+
+func (q *Queries) SegmentPreviewSampleInLists(ctx context.Context, arg SegmentPreviewSampleInListsParams) ([]Subscriber, error) {
+	rows, err := q.db.Query(ctx, segmentPreviewSampleInLists,
+		arg.AccountID,
+		arg.AfterID,
+		arg.InListIds,
 		arg.SegmentMatch,
 		arg.SegmentStatuses,
 		arg.SegmentListIds,

@@ -53,9 +53,10 @@ function audienceFilter(listIds, seg, statuses) {
 /**
  * The audience of lists and a segment (confirmed, not suppressed: whom a campaign
  * goes to), and who of the lists it leaves out: pending subscribers (not confirmed
- * yet) and unsubscribed ones.
+ * yet) and unsubscribed ones. The count is exact up to the API's bound (100,000);
+ * beyond it `exact` is false and the count is that bound.
  * @param {number[]} listIds @param {any} seg
- * @returns {Promise<{count:number, pending:number, unsubscribed:number}>}
+ * @returns {Promise<{count:number, exact:boolean, pending:number, unsubscribed:number}>}
  */
 async function audience(listIds, seg) {
   const statuses = seg && seg.statuses.length ? seg.statuses : ['confirmed'];
@@ -64,10 +65,15 @@ async function audience(listIds, seg) {
     statuses.includes('pending') ? { count: 0 } : api('POST', '/v1/segments/preview', audienceFilter(listIds, seg, ['pending'])),
     api('POST', '/v1/segments/preview', audienceFilter(listIds, seg, ['unsubscribed'])),
   ]);
-  return { count: count.count, pending: pending.count, unsubscribed: unsubscribed.count };
+  return { count: count.count, exact: count.exact !== false, pending: pending.count, unsubscribed: unsubscribed.count };
 }
 
-/** Why the audience is smaller than the lists. @param {{a:{count:number, pending:number, unsubscribed:number}|null}} p */
+/** An audience in words: "1 subscriber", "more than 100,000 subscribers". @param {{count:number, exact:boolean}} a */
+function audienceWords(a) {
+  return a.exact ? plural(a.count, 'subscriber') : `more than ${num(a.count)} subscribers`;
+}
+
+/** Why the audience is smaller than the lists. @param {{a:{count:number, exact:boolean, pending:number, unsubscribed:number}|null}} p */
 function AudienceNote({ a }) {
   if (!a || (a.pending === 0 && a.unsubscribed === 0)) return null;
   const parts = [];
@@ -227,7 +233,7 @@ export function CampaignForm({ campaign, onSaved }) {
       </fieldset>
       <${Select} label="Segment" value=${f.segment_id} onChange=${set('segment_id')} error=${fieldError(error, '/segment_id')}
         options=${[['', 'None'], ...(segments ? segments.data.map((/** @type {any} */ s) => [String(s.id), s.name]) : [])]} />
-      <p class="audience" role="status" aria-live="polite">Audience: <strong data-audience=${count ? count.count : ''}>${count === null ? '…' : num(count.count)}</strong> ${count && count.count === 1 ? 'subscriber' : 'subscribers'}</p>
+      <p class="audience" role="status" aria-live="polite">Audience: <strong data-audience=${count ? count.count : ''} data-exact=${count ? String(count.exact) : ''}>${count === null ? '…' : audienceWords(count)}</strong></p>
       <${AudienceNote} a=${count} />
       <${ErrorBox} error=${error} />
       <button type="submit" class="primary">${campaign ? 'Save draft' : 'Create draft'}</button>
@@ -437,7 +443,7 @@ function ApproveDialog({ c, at, onClose, onDone }) {
   return html`<dialog ref=${ref} class="confirm" aria-labelledby=${titleId} onClose=${onClose}>
     <h2 id=${titleId}>${at ? 'Schedule' : 'Send'} “${c.name}”?</h2>
     <dl class="facts" data-approve-summary>
-      <dt>Audience</dt><dd data-approve-audience=${facts ? facts.audience.count : ''}>${facts ? plural(facts.audience.count, 'subscriber') : '…'}</dd>
+      <dt>Audience</dt><dd data-approve-audience=${facts ? facts.audience.count : ''}>${facts ? audienceWords(facts.audience) : '…'}</dd>
       <dt>Subject</dt><dd>${c.template_id ? html`from the template (${c.subject || 'its subject'})` : c.subject}</dd>
       <dt>From</dt><dd>${from}${c.reply_to ? `, replies to ${c.reply_to}` : ''}</dd>
       <dt>Sender</dt><dd>${senderName}</dd>

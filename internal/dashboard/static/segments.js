@@ -95,7 +95,7 @@ export function Segments() {
   const engagement = engagementOf(eng);
   /** @param {any} change */
   const setE = (change) => setEng({ ...eng, ...change });
-  const [count, setCount] = useState(/** @type {number|null} */ (null));
+  const [count, setCount] = useState(/** @type {{count:number, exact:boolean}|null} */ (null));
   const [previewError, setPreviewError] = useState(/** @type {any} */ (null));
   const [saveError, setSaveError] = useState(/** @type {any} */ (null));
   useEffect(() => {
@@ -104,7 +104,7 @@ export function Segments() {
     const t = setTimeout(() => {
       if (engagement && engagement.campaign_id === 0) { setCount(null); setPreviewError(null); return; }
       api('POST', '/v1/segments/preview', { match, statuses, list_ids: listIds, engagement }).then(
-        (p) => { if (live) { setCount(p.count); setPreviewError(null); } },
+        (p) => { if (live) { setCount(p); setPreviewError(null); } },
         (err) => { if (live) { setCount(null); setPreviewError(err); } });
     }, 300);
     return () => { live = false; clearTimeout(t); };
@@ -173,7 +173,7 @@ export function Segments() {
             People only (leave out opens and clicks suspected of being scanners)</label>
           ${eng.cond.startsWith('not-') && html`<p class="hint">Only people the campaign (or, within days, any message) was sent to: someone it was never sent to is not a non-opener.</p>`}`}
       </fieldset>
-      <p role="status" aria-live="polite" class="audience">Matches <strong data-count=${count ?? ''}>${count === null ? '…' : num(count)}</strong> subscribers now.</p>
+      <p role="status" aria-live="polite" class="audience">Matches <strong data-count=${count ? count.count : ''} data-exact=${count ? String(count.exact) : ''}>${count === null ? '…' : (count.exact ? '' : 'more than ') + num(count.count)}</strong> subscribers now.</p>
       ${previewError && !fieldError(previewError, '/match') && html`<${ErrorBox} error=${previewError} quiet />`}
       <${ErrorBox} error=${saveError} />
       <div class="actions">

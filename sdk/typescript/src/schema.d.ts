@@ -1354,7 +1354,7 @@ export interface paths {
         put?: never;
         /**
          * Preview segment
-         * @description Count the subscribers a filter selects and return a sample (up to 10, in id order), without saving it. A predicate that runs past the segment time limit is 422 on /match.
+         * @description Count the subscribers a filter selects and return a sample (up to 10, in id order), without saving it. The count is exact up to 100,000; beyond that `count` is 100,000 and `exact` false (as GET /v1/subscribers/count). A predicate that runs past the segment time limit is 422 on /match.
          */
         post: operations["previewSegment"];
         delete?: never;
@@ -6341,6 +6341,7 @@ export interface components {
         /**
          * @example {
          *       "count": 1250,
+         *       "exact": true,
          *       "sample": [
          *         {
          *           "id": 101,
@@ -6358,8 +6359,13 @@ export interface components {
          *     }
          */
         SegmentPreview: {
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description How many subscribers the filter selects, counted up to 100,000.
+             */
             count: number;
+            /** @description Whether count is the whole number: false when counting stopped at 100,000 (there are at least that many). */
+            exact: boolean;
             sample: components["schemas"]["Subscriber"][];
         };
         /**
