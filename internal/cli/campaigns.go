@@ -140,7 +140,7 @@ counts. It exits 6 when the campaign ends cancelled or with failed or unknown se
 
 	cmd.AddCommand(a.campaignWriteCommands()...)
 	cmd.AddCommand(a.campaignReportActions()...)
-	cmd.AddCommand(list, show, a.campaignReportCmd(), approve,
+	cmd.AddCommand(list, show, a.campaignReportCmd(), a.abCmd(), approve,
 		a.transition("pause", "Pause a sending campaign (messages already handed to a worker may still go out)",
 			func(ctx context.Context, c *client.Client, id int64) (*client.Campaign, error) {
 				r, err := c.PauseCampaignWithResponse(ctx, id, nil)

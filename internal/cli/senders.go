@@ -21,16 +21,17 @@ import (
 func (a *App) sendersCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "senders", Short: "Create and edit senders (relays and providers, pacing, warm-up)"}
 	var (
-		name, typ, host, security, username, url, warm string
-		port                                           int
-		rate                                           float64
-		limits                                         []string
-		clearWarm, isDefault                           bool
+		name, typ, host, security, username, url, warm, bounceDomain string
+		port                                                         int
+		rate                                                         float64
+		limits                                                       []string
+		clearWarm, isDefault, dkimSign                               bool
 	)
 	cmd.AddCommand(a.writeCommands("sender", `  sendonce senders create --name relay --type smtp --host smtp.example.com --port 587 \
     --domain-limit gmail=5 --domain-limit example.org=1 --warmup standard@2026-12-01
   sendonce senders edit 3 --warmup 50,100,200,400@2026-12-01
-  sendonce senders edit 3 --clear-warmup --domain-limit ''`, []string{"name", "type"},
+  sendonce senders edit 3 --clear-warmup --domain-limit ''
+  sendonce senders edit 3 --bounce-domain bounces.example.com --dkim-sign=false`, []string{"name", "type"},
 		func(f *pflag.FlagSet) {
 			f.StringVar(&name, "name", "", "the sender's name")
 			f.StringVar(&typ, "type", "", "smtp, http, resend, postmark, sendgrid, mailgun or ses (create only)")
@@ -39,6 +40,8 @@ func (a *App) sendersCmd() *cobra.Command {
 			f.StringVar(&security, "security", "", "smtp: none, starttls or tls")
 			f.StringVar(&username, "username", "", "smtp: the user name")
 			f.StringVar(&url, "url", "", "http: the URL that receives each message")
+			f.StringVar(&bounceDomain, "bounce-domain", "", "smtp: send with the Return-Path bounces+TOKEN@DOMAIN, whose MX delivers to the bounce mailbox ('' on edit: the From address)")
+			f.BoolVar(&dkimSign, "dkim-sign", true, "smtp: sign with the From domain's active DKIM key (--dkim-sign=false: a relay that signs itself)")
 			f.Float64Var(&rate, "rate-per-second", 0, "the sender's rate (0: unlimited)")
 			f.StringArrayVar(&limits, "domain-limit", nil, "GROUP=PER_SECOND or DOMAIN=PER_SECOND (repeat; groups: gmail, "+
 				"microsoft, yahoo, apple, gmx); '' on edit removes them all")
@@ -49,15 +52,38 @@ func (a *App) sendersCmd() *cobra.Command {
 		},
 		func(cmd *cobra.Command, c *client.Client, s setOf, id int64) (any, int64, string, error) {
 			var settings *client.SenderSettings
-			if s.has("host") || s.has("port") || s.has("security") || s.has("username") || s.has("url") {
-				settings = &client.SenderSettings{Host: str(s, "host", host), Username: str(s, "username", username),
-					Url: str(s, "url", url)}
+			if s.has("host") || s.has("port") || s.has("security") || s.has("username") || s.has("url") ||
+				s.has("bounce-domain") || s.has("dkim-sign") {
+				// The API replaces a sender's settings whole: an edit starts from the stored ones.
+				settings = &client.SenderSettings{}
+				if id != 0 {
+					r, err := c.GetSenderWithResponse(cmd.Context(), id)
+					if err := client.Check(r, err); err != nil {
+						return nil, 0, "", err
+					}
+					settings = &r.JSON200.Settings
+				}
+				set := func(dst **string, flag, v string) {
+					if s.has(flag) {
+						*dst = &v
+						if v == "" {
+							*dst = nil
+						}
+					}
+				}
+				set(&settings.Host, "host", host)
+				set(&settings.Username, "username", username)
+				set(&settings.Url, "url", url)
+				set(&settings.BounceDomain, "bounce-domain", bounceDomain)
 				if s.has("port") {
 					settings.Port = &port
 				}
 				if s.has("security") {
 					sec := client.SenderSettingsSecurity(security)
 					settings.Security = &sec
+				}
+				if s.has("dkim-sign") {
+					settings.DkimSign = &dkimSign
 				}
 			}
 			var dl *[]client.SenderDomainLimit

@@ -50,3 +50,40 @@ func TestCLISendersPacing(t *testing.T) {
 	require.NotEqual(t, 0, r.code)
 	require.Contains(t, r.stderr, "/domain_limits/0/per_second")
 }
+
+// TestCLISendersSMTPSettings: an SMTP sender's bounce domain (VERP Return-Path)
+// and DKIM signing from flags; an edit of one setting keeps the others (the API
+// replaces settings whole, so the command starts from the stored ones), and
+// --bounce-domain '' removes it.
+func TestCLISendersSMTPSettings(t *testing.T) {
+	t.Parallel()
+	run, _, _ := setup(t)
+	ok := func(args ...string) client.Sender {
+		t.Helper()
+		r := run(append(args, "--json")...)
+		require.Equal(t, 0, r.code, "%v: %s", args, r.stderr)
+		var s client.Sender
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &s))
+		return s
+	}
+	s := ok("senders", "create", "--name", "relay", "--type", "smtp", "--host", "smtp.example.com", "--port", "587",
+		"--security", "starttls", "--bounce-domain", "bounces.example.com", "--dkim-sign=false")
+	require.Equal(t, "bounces.example.com", *s.Settings.BounceDomain)
+	require.False(t, *s.Settings.DkimSign)
+	id := itoa(s.Id)
+
+	s = ok("senders", "edit", id, "--bounce-domain", "b.example.org")
+	require.Equal(t, "b.example.org", *s.Settings.BounceDomain)
+	require.Equal(t, "smtp.example.com", *s.Settings.Host, "the other settings stay")
+	require.Equal(t, 587, *s.Settings.Port)
+	require.False(t, *s.Settings.DkimSign)
+
+	s = ok("senders", "edit", id, "--bounce-domain", "", "--dkim-sign")
+	require.Nil(t, s.Settings.BounceDomain)
+	require.True(t, s.Settings.DkimSign == nil || *s.Settings.DkimSign)
+	require.Equal(t, "smtp.example.com", *s.Settings.Host)
+
+	r := run("senders", "edit", id, "--bounce-domain", "not a domain")
+	require.Equal(t, ExitRefused, r.code, r.stdout)
+	require.Contains(t, r.stderr, "bounce_domain")
+}
