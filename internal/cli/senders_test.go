@@ -54,7 +54,7 @@ func TestCLISendersPacing(t *testing.T) {
 // TestCLISendersSMTPSettings: an SMTP sender's bounce domain (VERP Return-Path)
 // and DKIM signing from flags; an edit of one setting keeps the others (the API
 // replaces settings whole, so the command starts from the stored ones), and
-// --bounce-domain ” removes it.
+// an empty --bounce-domain removes it.
 func TestCLISendersSMTPSettings(t *testing.T) {
 	t.Parallel()
 	run, _, _ := setup(t)
