@@ -17,7 +17,8 @@ import (
 // its field and nothing changes; once saved, a campaign through the sender uses
 // up today's cap, and the page shows the plan with today's place in it (day 2 of
 // 3, 3 of 3 used, the rest waiting for tomorrow). axe-clean, no sideways scroll
-// at 390 px; emptying the warm-up field removes the plan.
+// at 390 px; emptying the warm-up field removes the plan. An smtp sender's DKIM
+// signing is switched off and on in its form.
 func TestDashboardSenderPacing(t *testing.T) {
 	t.Parallel()
 	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -89,4 +90,24 @@ func TestDashboardSenderPacing(t *testing.T) {
 	require.Nil(t, got["warmup"])
 	require.Nil(t, got["warmup_today"])
 	require.Len(t, got["domain_limits"], 2, "the limits stay")
+
+	// An smtp sender's DKIM signing, turned on and off again in the form; its other settings stay.
+	smtp := apiCall(t, base, key, http.MethodPost, "/v1/senders", map[string]any{"name": "own relay", "type": "smtp",
+		"settings": map[string]any{"host": "smtp.example.com", "port": 587, "dkim_sign": false}})
+	sid := fmt.Sprint(smtp["id"])
+	settings := func() map[string]any {
+		return apiCall(t, base, key, http.MethodGet, "/v1/senders/"+sid, nil)["settings"].(map[string]any)
+	}
+	b.open("#/senders/"+sid, "own relay")
+	b.wait(`!!__t.field('DKIM signing')`)
+	require.Equal(t, "false", b.str(`__t.field('DKIM signing').value`))
+	b.audit("sender-dkim-sign")
+	b.eval(`__t.choose('DKIM signing', "Sign with the From domain's active DKIM key")`)
+	b.eval(`__t.click('Save changes')`)
+	require.Eventually(t, func() bool { return settings()["dkim_sign"] != false }, 30*time.Second, 100*time.Millisecond)
+	b.wait(`__t.field('DKIM signing').value === ''`)
+	b.eval(`__t.choose('DKIM signing', 'Do not sign (the relay signs)')`)
+	b.eval(`__t.click('Save changes')`)
+	require.Eventually(t, func() bool { return settings()["dkim_sign"] == false }, 30*time.Second, 100*time.Millisecond)
+	require.Equal(t, "smtp.example.com", settings()["host"])
 }
