@@ -145,3 +145,17 @@ func TestSplitVariant(t *testing.T) {
 	require.Equal(t, "may be noise", significance(client.ABVariantReport{PValue: 0.2}))
 	require.True(t, strings.HasPrefix(rate(0.125), "12.50"))
 }
+
+// A window prints as --window takes it, runs of days as ranges, and reads back
+// to the same days.
+func TestWindowText(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{"mon-fri 09:00-17:00 Europe/Berlin", "sat,sun 22:00-06:00", "mon,wed-fri 08:00-20:00 UTC", "sun 10:00-11:00"} {
+		w, err := parseWindow(in)
+		require.NoError(t, err)
+		require.Equal(t, in, windowText(w))
+	}
+	w, err := parseWindow("fri-mon 09:00-10:00")
+	require.NoError(t, err)
+	require.Equal(t, "mon,fri-sun 09:00-10:00", windowText(w))
+}

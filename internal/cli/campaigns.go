@@ -90,6 +90,18 @@ func (a *App) campaignsCmd() *cobra.Command {
 				{"created", when(&k.CreatedAt)}, {"approved", when(k.ApprovedAt)}, {"started", when(k.StartedAt)},
 				{"finished", when(k.FinishedAt)}, {"sends", countsText(stats)},
 			}
+			if k.SenderId != nil {
+				rows = append(rows, []string{"sender", itoa(*k.SenderId)})
+			}
+			if k.PoolId != nil {
+				rows = append(rows, []string{"sender pool", itoa(*k.PoolId)})
+			}
+			if k.DeliverAtLocal != nil {
+				rows = append(rows, []string{"delivered at", *k.DeliverAtLocal + " in each recipient's zone"})
+			}
+			if k.SendWindow != nil {
+				rows = append(rows, []string{"send window", windowText(k.SendWindow)})
+			}
 			if k.PausedReason != nil {
 				rows = append(rows, []string{"paused because", *k.PausedReason})
 			}

@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,7 +22,8 @@ import (
 // the command line (they would sit in the shell's history): give them through
 // the API or the dashboard.
 func (a *App) sendersCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "senders", Short: "Create and edit senders (relays and providers, pacing, warm-up)"}
+	cmd := &cobra.Command{Use: "senders", Short: "List, show, create and edit senders (relays and providers, pacing, warm-up)"}
+	cmd.AddCommand(a.senderReadCommands()...)
 	var (
 		name, typ, host, security, username, url, warm, bounceDomain string
 		port                                                         int
@@ -190,4 +194,160 @@ func parseWarmup(v string) (client.SenderWarmup, error) {
 	}
 	w.Caps = &caps
 	return w, nil
+}
+
+// senderReadCommands are `senders list` and `senders show ID`: where mail leaves,
+// with its pacing and where its warm-up plan stands today.
+func (a *App) senderReadCommands() []*cobra.Command {
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the account's senders with their pacing and today's warm-up use",
+		Args:  args(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			all := []client.Sender{}
+			var cursor string
+			for {
+				r, err := c.ListSendersWithResponse(cmd.Context(), &client.ListSendersParams{Limit: client.Ptr(500), Cursor: &cursor})
+				if err := client.Check(r, err); err != nil {
+					return err
+				}
+				all = append(all, r.JSON200.Data...)
+				if r.JSON200.NextCursor == nil || *r.JSON200.NextCursor == "" {
+					break
+				}
+				cursor = *r.JSON200.NextCursor
+			}
+			if a.JSON {
+				return printJSON(cmd.OutOrStdout(), all)
+			}
+			rows := make([][]string, 0, len(all))
+			for _, s := range all {
+				state := "active"
+				if s.PausedReason != nil {
+					state = "paused: " + *s.PausedReason
+				}
+				name := s.Name
+				if s.Default {
+					name += " (default)"
+				}
+				rows = append(rows, []string{itoa(s.Id), name, string(s.Type), state, rateText(s.RatePerSecond),
+					limitsText(s.DomainLimits), warmupTodayText(s)})
+			}
+			return table(cmd.OutOrStdout(), []string{"ID", "NAME", "TYPE", "STATE", "RATE", "DOMAIN LIMITS", "WARM-UP TODAY"}, rows)
+		},
+	}
+	show := &cobra.Command{
+		Use:     "show ID",
+		Short:   "Show a sender: settings, rate, domain limits, its warm-up plan and today's place in it",
+		Example: "  sendonce senders show 3",
+		Args:    args(1),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			id, err := parseID(argv[0])
+			if err != nil {
+				return err
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			r, err := c.GetSenderWithResponse(cmd.Context(), id)
+			if err := client.Check(r, err); err != nil {
+				return err
+			}
+			s := r.JSON200
+			if a.JSON {
+				return printJSON(cmd.OutOrStdout(), s)
+			}
+			var settings []string
+			b, _ := json.Marshal(s.Settings)
+			var m map[string]any
+			_ = json.Unmarshal(b, &m)
+			for _, k := range slices.Sorted(maps.Keys(m)) {
+				settings = append(settings, fmt.Sprintf("%s: %v", k, m[k]))
+			}
+			rows := [][]string{
+				{"id", itoa(s.Id)}, {"name", s.Name}, {"type", string(s.Type)}, {"default", strconv.FormatBool(s.Default)},
+				{"settings", strings.Join(settings, ", ")}, {"credentials", credentialsText(s.CredentialsHint)},
+				{"rate", rateText(s.RatePerSecond)}, {"domain limits", limitsText(s.DomainLimits)},
+				{"warm-up", warmupPlanText(s.Warmup)}, {"warm-up today", warmupTodayText(*s)},
+			}
+			if s.PausedReason != nil {
+				rows = append(rows, []string{"paused because", *s.PausedReason})
+			}
+			return table(cmd.OutOrStdout(), []string{"FIELD", "VALUE"}, rows)
+		},
+	}
+	return []*cobra.Command{list, show}
+}
+
+func rateText(r float64) string {
+	if r == 0 {
+		return "unlimited"
+	}
+	return strconv.FormatFloat(r, 'f', -1, 64) + "/s"
+}
+
+func limitsText(limits []client.SenderDomainLimit) string {
+	if len(limits) == 0 {
+		return "-"
+	}
+	parts := make([]string, 0, len(limits))
+	for _, l := range limits {
+		key := deref(l.Domain)
+		if l.Group != nil {
+			key = string(*l.Group)
+		}
+		parts = append(parts, key+"="+strconv.FormatFloat(l.PerSecond, 'f', -1, 64)+"/s")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// warmupPlanText is a plan as --warmup takes it: PRESET@START or CAP,CAP,…@START.
+func warmupPlanText(w *client.SenderWarmup) string {
+	if w == nil {
+		return "-"
+	}
+	plan := ""
+	if w.Preset != nil {
+		plan = string(*w.Preset)
+	} else if w.Caps != nil {
+		caps := make([]string, 0, len(*w.Caps))
+		for _, c := range *w.Caps {
+			caps = append(caps, strconv.Itoa(c))
+		}
+		plan = strings.Join(caps, ",")
+	}
+	return plan + "@" + w.Start.Format(time.DateOnly)
+}
+
+// warmupTodayText is where the plan stands today (UTC): the day, the sends
+// counted against its cap, and whether the rest waits for tomorrow.
+func warmupTodayText(s client.Sender) string {
+	t := s.WarmupToday
+	if t == nil {
+		return "-"
+	}
+	day := fmt.Sprintf("day %d", t.DayNumber+1)
+	if s.Warmup != nil && s.Warmup.Caps != nil {
+		day += fmt.Sprintf(" of %d", len(*s.Warmup.Caps))
+	}
+	if t.Cap == nil {
+		return fmt.Sprintf("%s: the plan is over, no cap (%d sent today)", day, t.Used)
+	}
+	text := fmt.Sprintf("%s: %d of %d used", day, t.Used, *t.Cap)
+	if t.Used >= *t.Cap {
+		text += "; the rest waits for tomorrow"
+	}
+	return text
+}
+
+func credentialsText(hint string) string {
+	if hint == "" {
+		return "none"
+	}
+	return "stored, ending " + hint
 }

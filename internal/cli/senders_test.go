@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -11,7 +12,8 @@ import (
 )
 
 // TestCLISendersPacing: a sender created and edited from flags with domain
-// limits and a warm-up; bad flags are usage errors, bad values the API's 422.
+// limits and a warm-up, shown and listed with today's place in the plan; bad
+// flags are usage errors, bad values the API's 422.
 func TestCLISendersPacing(t *testing.T) {
 	t.Parallel()
 	run, _, _ := setup(t)
@@ -40,6 +42,20 @@ func TestCLISendersPacing(t *testing.T) {
 		"--json")), &s))
 	require.Nil(t, s.Warmup)
 	require.Empty(t, s.DomainLimits)
+
+	// Where the plan stands today, in show and list: day 2 of 3 (it started yesterday).
+	yesterday := time.Now().UTC().AddDate(0, 0, -1).Format(time.DateOnly)
+	ok("senders", "edit", itoa(id), "--warmup", "5,3,40@"+yesterday, "--domain-limit", "gmail=5", "--domain-limit", "example.org=0.5")
+	out := ok("senders", "show", itoa(id))
+	require.Regexp(t, `domain limits +gmail=5/s, example\.org=0\.5/s\n`, out)
+	require.Regexp(t, `warm-up +5,3,40@`+yesterday+`\n`, out)
+	require.Regexp(t, `warm-up today +day 2 of 3: 0 of 3 used$`, out)
+	require.Regexp(t, `relay +http +active +unlimited +gmail=5/s, example\.org=0\.5/s +day 2 of 3: 0 of 3 used`, ok("senders", "list"))
+	var listed []client.Sender
+	require.NoError(t, json.Unmarshal([]byte(ok("senders", "list", "--json")), &listed))
+	require.Len(t, listed, 1)
+	require.Equal(t, 3, *listed[0].WarmupToday.Cap)
+	require.Equal(t, ExitNotFound, run("senders", "show", "999999").code)
 
 	r := run("senders", "edit", itoa(id), "--domain-limit", "gmail")
 	require.Equal(t, 2, r.code, r.stderr)
