@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,4 +111,32 @@ func TestDashboardSenderPacing(t *testing.T) {
 	b.eval(`__t.click('Save changes')`)
 	require.Eventually(t, func() bool { return settings()["dkim_sign"] == false }, 30*time.Second, 100*time.Millisecond)
 	require.Equal(t, "smtp.example.com", settings()["host"])
+}
+
+// TestDashboardCampaignLocalTime: a draft made in the campaign form with a local
+// delivery time stores deliver_at_local and its page says when each recipient
+// gets it; emptying the field in an edit sends at once again (null).
+func TestDashboardCampaignLocalTime(t *testing.T) {
+	t.Parallel()
+	b, base, key, _ := signedIn(t, "localtime")
+	b.open("#/campaigns/new", "New campaign")
+	b.wait(`!!__t.field('Deliver at local time')`)
+	b.eval(`__t.fill('Name', 'at nine')`)
+	b.eval(`__t.fill('From address', 'news@example.com')`)
+	b.eval(`__t.fill('Subject', 'Good morning')`)
+	b.eval(`__t.fill('HTML', '<p>Good morning</p>')`)
+	b.eval(`__t.fill('Deliver at local time', '09:00')`)
+	b.eval(`__t.click('Create draft')`)
+	b.wait(`!!document.querySelector('[data-deliver-at-local]')`)
+	id := strings.TrimPrefix(b.str(`location.hash`), "#/campaigns/")
+	require.Equal(t, "09:00", apiCall(t, base, key, http.MethodGet, "/v1/campaigns/"+id, nil)["deliver_at_local"])
+	require.Contains(t, b.str(`document.querySelector('[data-deliver-at-local]').textContent`), "at 09:00 in their own time zone")
+	b.audit("campaign-local-time")
+
+	b.eval(`__t.click('Edit draft')`)
+	b.wait(`!!__t.field('Deliver at local time') && __t.field('Deliver at local time').value === '09:00'`)
+	b.eval(`__t.fill('Deliver at local time', '')`)
+	b.eval(`__t.click('Save draft')`)
+	b.wait(`!__t.field('Deliver at local time') && !document.querySelector('[data-deliver-at-local]')`)
+	require.Nil(t, apiCall(t, base, key, http.MethodGet, "/v1/campaigns/"+id, nil)["deliver_at_local"])
 }
