@@ -59,8 +59,9 @@ done
 [ -n "$addr" ] || { cat "$log" >&2; echo "sendonce serve not ready within 60 s" >&2; exit 1; }
 echo "postman: sendonce serve on http://$addr (pid $pid)"
 
+# Uploads read their files (fixtures/) from this directory, and from nowhere else.
 timeout -k 10 300 newman run "$dir/sendonce.postman_collection.json" \
   -e "$dir/sendonce.postman_environment.json" \
   --env-var "baseUrl=http://$addr" --env-var "apiKey=$key" --env-var "operatorKey=$operator_key" \
   --timeout-request 30000 --timeout-script 30000 --timeout 240000 \
-  --color off --disable-unicode --no-insecure-file-read
+  --working-dir "$dir" --color off --disable-unicode --no-insecure-file-read

@@ -90,6 +90,18 @@ func (a *App) campaignsCmd() *cobra.Command {
 				{"created", when(&k.CreatedAt)}, {"approved", when(k.ApprovedAt)}, {"started", when(k.StartedAt)},
 				{"finished", when(k.FinishedAt)}, {"sends", countsText(stats)},
 			}
+			if k.SenderId != nil {
+				rows = append(rows, []string{"sender", itoa(*k.SenderId)})
+			}
+			if k.PoolId != nil {
+				rows = append(rows, []string{"sender pool", itoa(*k.PoolId)})
+			}
+			if k.DeliverAtLocal != nil {
+				rows = append(rows, []string{"delivered at", *k.DeliverAtLocal + " in each recipient's zone"})
+			}
+			if k.SendWindow != nil {
+				rows = append(rows, []string{"send window", windowText(k.SendWindow)})
+			}
 			if k.PausedReason != nil {
 				rows = append(rows, []string{"paused because", *k.PausedReason})
 			}
@@ -140,7 +152,7 @@ counts. It exits 6 when the campaign ends cancelled or with failed or unknown se
 
 	cmd.AddCommand(a.campaignWriteCommands()...)
 	cmd.AddCommand(a.campaignReportActions()...)
-	cmd.AddCommand(list, show, a.campaignReportCmd(), approve,
+	cmd.AddCommand(list, show, a.campaignReportCmd(), a.abCmd(), approve,
 		a.transition("pause", "Pause a sending campaign (messages already handed to a worker may still go out)",
 			func(ctx context.Context, c *client.Client, id int64) (*client.Campaign, error) {
 				r, err := c.PauseCampaignWithResponse(ctx, id, nil)

@@ -114,7 +114,7 @@ func (app *App) register(root *cobra.Command) {
 	f.BoolVar(&app.JSON, "json", false, "print JSON (one document, or one line per event) for scripts")
 	root.AddGroup(&cobra.Group{ID: "client", Title: "Client commands (talk to a running service over the API):"})
 	for _, c := range []*cobra.Command{app.loginCmd(), app.logoutCmd(), app.whoamiCmd(), app.subscribersCmd(), app.listsCmd(), app.poolsCmd(), app.templatesCmd(), app.layoutsCmd(),
-		app.campaignsCmd(), app.segmentsCmd(), app.mediaCmd(), app.messagesCmd(), app.suppressionsCmd(), app.eventsCmd(), app.auditCmd(), app.usersCmd(), app.ssoCmd(), app.bounceMailboxCmd(), app.mcpCmd()} {
+		app.campaignsCmd(), app.segmentsCmd(), app.mediaCmd(), app.messagesCmd(), app.suppressionsCmd(), app.eventsCmd(), app.auditCmd(), app.usersCmd(), app.ssoCmd(), app.bounceMailboxCmd(), app.dkimCmd(), app.mcpCmd()} {
 		c.GroupID = "client"
 		root.AddCommand(c)
 	}

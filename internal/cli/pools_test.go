@@ -12,8 +12,9 @@ import (
 )
 
 // TestCLIPools: `pools create` makes a sender pool in the order of its --sender
-// flags, `campaigns create --pool` names it, a sender not the account's is
-// refused (exit 4), and `pools edit` replaces the order.
+// flags, `campaigns create --pool` names it (and `campaigns show` shows it with
+// the campaign's local delivery time and sending window), a sender not the account's is
+// refused (exit 4), and `pools edit` replaces the order, as `pools list` shows.
 func TestCLIPools(t *testing.T) {
 	t.Parallel()
 	run, sdk, _ := setup(t)
@@ -29,13 +30,18 @@ func TestCLIPools(t *testing.T) {
 	pool := strings.TrimSpace(r.stdout)
 
 	r = run("campaigns", "create", "--name", "on a pool", "--from", "news@example.com", "--subject", "Hi",
-		"--pool", pool, "--json")
+		"--pool", pool, "--deliver-at-local", "09:00", "--window", "sat,mon-wed,fri 08:00-20:00 Europe/Berlin", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
 	var c client.Campaign
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &c))
 	require.NotNil(t, c.PoolId)
 	require.Equal(t, pool, itoa(*c.PoolId))
 	require.Nil(t, c.SenderId)
+	r = run("campaigns", "show", itoa(c.Id))
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Regexp(t, `sender pool +`+pool+`\n`, r.stdout)
+	require.Regexp(t, `delivered at +09:00 in each recipient's zone`, r.stdout)
+	require.Regexp(t, `send window +mon-wed,fri,sat 08:00-20:00 Europe/Berlin`, r.stdout)
 
 	r = run("pools", "create", "--name", "bad", "--sender", "999999999")
 	require.Equal(t, ExitRefused, r.code, r.stderr)
@@ -46,4 +52,7 @@ func TestCLIPools(t *testing.T) {
 	var p client.SenderPool
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &p))
 	require.Equal(t, []string{ids[0], ids[1]}, []string{itoa(p.Senders[0]), itoa(p.Senders[1])})
+	r = run("pools", "list")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Regexp(t, pool+` +relays +`+ids[0]+` → `+ids[1]+` `, r.stdout)
 }

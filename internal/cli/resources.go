@@ -157,7 +157,43 @@ func (a *App) listsCmd() *cobra.Command {
 }
 
 func (a *App) poolsCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "pools", Short: "Create and edit sender pools (senders in order, failing over to the next)"}
+	cmd := &cobra.Command{Use: "pools", Short: "List, create and edit sender pools (senders in order, failing over to the next)"}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "list",
+		Short: "List the account's sender pools, each with its senders in order (the primary first)",
+		Args:  args(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			all := []client.SenderPool{}
+			var cursor string
+			for {
+				r, err := c.ListSenderPoolsWithResponse(cmd.Context(), &client.ListSenderPoolsParams{Limit: client.Ptr(500), Cursor: &cursor})
+				if err := client.Check(r, err); err != nil {
+					return err
+				}
+				all = append(all, r.JSON200.Data...)
+				if r.JSON200.NextCursor == nil || *r.JSON200.NextCursor == "" {
+					break
+				}
+				cursor = *r.JSON200.NextCursor
+			}
+			if a.JSON {
+				return printJSON(cmd.OutOrStdout(), all)
+			}
+			rows := make([][]string, 0, len(all))
+			for _, p := range all {
+				ids := make([]string, 0, len(p.Senders))
+				for _, s := range p.Senders {
+					ids = append(ids, itoa(s))
+				}
+				rows = append(rows, []string{itoa(p.Id), p.Name, strings.Join(ids, " → "), when(&p.UpdatedAt)})
+			}
+			return table(cmd.OutOrStdout(), []string{"ID", "NAME", "SENDERS (PRIMARY FIRST)", "UPDATED"}, rows)
+		},
+	})
 	var (
 		name    string
 		senders []int64

@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,18 +22,20 @@ import (
 // the command line (they would sit in the shell's history): give them through
 // the API or the dashboard.
 func (a *App) sendersCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "senders", Short: "Create and edit senders (relays and providers, pacing, warm-up)"}
+	cmd := &cobra.Command{Use: "senders", Short: "List, show, create and edit senders (relays and providers, pacing, warm-up)"}
+	cmd.AddCommand(a.senderReadCommands()...)
 	var (
-		name, typ, host, security, username, url, warm string
-		port                                           int
-		rate                                           float64
-		limits                                         []string
-		clearWarm, isDefault                           bool
+		name, typ, host, security, username, url, warm, bounceDomain string
+		port                                                         int
+		rate                                                         float64
+		limits                                                       []string
+		clearWarm, isDefault, dkimSign                               bool
 	)
 	cmd.AddCommand(a.writeCommands("sender", `  sendonce senders create --name relay --type smtp --host smtp.example.com --port 587 \
     --domain-limit gmail=5 --domain-limit example.org=1 --warmup standard@2026-12-01
   sendonce senders edit 3 --warmup 50,100,200,400@2026-12-01
-  sendonce senders edit 3 --clear-warmup --domain-limit ''`, []string{"name", "type"},
+  sendonce senders edit 3 --clear-warmup --domain-limit ''
+  sendonce senders edit 3 --bounce-domain bounces.example.com --dkim-sign=false`, []string{"name", "type"},
 		func(f *pflag.FlagSet) {
 			f.StringVar(&name, "name", "", "the sender's name")
 			f.StringVar(&typ, "type", "", "smtp, http, resend, postmark, sendgrid, mailgun or ses (create only)")
@@ -39,6 +44,8 @@ func (a *App) sendersCmd() *cobra.Command {
 			f.StringVar(&security, "security", "", "smtp: none, starttls or tls")
 			f.StringVar(&username, "username", "", "smtp: the user name")
 			f.StringVar(&url, "url", "", "http: the URL that receives each message")
+			f.StringVar(&bounceDomain, "bounce-domain", "", "smtp: send with the Return-Path bounces+TOKEN@DOMAIN, whose MX delivers to the bounce mailbox ('' on edit: the From address)")
+			f.BoolVar(&dkimSign, "dkim-sign", true, "smtp: sign with the From domain's active DKIM key (--dkim-sign=false: a relay that signs itself)")
 			f.Float64Var(&rate, "rate-per-second", 0, "the sender's rate (0: unlimited)")
 			f.StringArrayVar(&limits, "domain-limit", nil, "GROUP=PER_SECOND or DOMAIN=PER_SECOND (repeat; groups: gmail, "+
 				"microsoft, yahoo, apple, gmx); '' on edit removes them all")
@@ -49,15 +56,38 @@ func (a *App) sendersCmd() *cobra.Command {
 		},
 		func(cmd *cobra.Command, c *client.Client, s setOf, id int64) (any, int64, string, error) {
 			var settings *client.SenderSettings
-			if s.has("host") || s.has("port") || s.has("security") || s.has("username") || s.has("url") {
-				settings = &client.SenderSettings{Host: str(s, "host", host), Username: str(s, "username", username),
-					Url: str(s, "url", url)}
+			if s.has("host") || s.has("port") || s.has("security") || s.has("username") || s.has("url") ||
+				s.has("bounce-domain") || s.has("dkim-sign") {
+				// The API replaces a sender's settings whole: an edit starts from the stored ones.
+				settings = &client.SenderSettings{}
+				if id != 0 {
+					r, err := c.GetSenderWithResponse(cmd.Context(), id)
+					if err := client.Check(r, err); err != nil {
+						return nil, 0, "", err
+					}
+					settings = &r.JSON200.Settings
+				}
+				set := func(dst **string, flag, v string) {
+					if s.has(flag) {
+						*dst = &v
+						if v == "" {
+							*dst = nil
+						}
+					}
+				}
+				set(&settings.Host, "host", host)
+				set(&settings.Username, "username", username)
+				set(&settings.Url, "url", url)
+				set(&settings.BounceDomain, "bounce-domain", bounceDomain)
 				if s.has("port") {
 					settings.Port = &port
 				}
 				if s.has("security") {
 					sec := client.SenderSettingsSecurity(security)
 					settings.Security = &sec
+				}
+				if s.has("dkim-sign") {
+					settings.DkimSign = &dkimSign
 				}
 			}
 			var dl *[]client.SenderDomainLimit
@@ -164,4 +194,160 @@ func parseWarmup(v string) (client.SenderWarmup, error) {
 	}
 	w.Caps = &caps
 	return w, nil
+}
+
+// senderReadCommands are `senders list` and `senders show ID`: where mail leaves,
+// with its pacing and where its warm-up plan stands today.
+func (a *App) senderReadCommands() []*cobra.Command {
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the account's senders with their pacing and today's warm-up use",
+		Args:  args(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			all := []client.Sender{}
+			var cursor string
+			for {
+				r, err := c.ListSendersWithResponse(cmd.Context(), &client.ListSendersParams{Limit: client.Ptr(500), Cursor: &cursor})
+				if err := client.Check(r, err); err != nil {
+					return err
+				}
+				all = append(all, r.JSON200.Data...)
+				if r.JSON200.NextCursor == nil || *r.JSON200.NextCursor == "" {
+					break
+				}
+				cursor = *r.JSON200.NextCursor
+			}
+			if a.JSON {
+				return printJSON(cmd.OutOrStdout(), all)
+			}
+			rows := make([][]string, 0, len(all))
+			for _, s := range all {
+				state := "active"
+				if s.PausedReason != nil {
+					state = "paused: " + *s.PausedReason
+				}
+				name := s.Name
+				if s.Default {
+					name += " (default)"
+				}
+				rows = append(rows, []string{itoa(s.Id), name, string(s.Type), state, rateText(s.RatePerSecond),
+					limitsText(s.DomainLimits), warmupTodayText(s)})
+			}
+			return table(cmd.OutOrStdout(), []string{"ID", "NAME", "TYPE", "STATE", "RATE", "DOMAIN LIMITS", "WARM-UP TODAY"}, rows)
+		},
+	}
+	show := &cobra.Command{
+		Use:     "show ID",
+		Short:   "Show a sender: settings, rate, domain limits, its warm-up plan and today's place in it",
+		Example: "  sendonce senders show 3",
+		Args:    args(1),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			id, err := parseID(argv[0])
+			if err != nil {
+				return err
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			r, err := c.GetSenderWithResponse(cmd.Context(), id)
+			if err := client.Check(r, err); err != nil {
+				return err
+			}
+			s := r.JSON200
+			if a.JSON {
+				return printJSON(cmd.OutOrStdout(), s)
+			}
+			var settings []string
+			b, _ := json.Marshal(s.Settings)
+			var m map[string]any
+			_ = json.Unmarshal(b, &m)
+			for _, k := range slices.Sorted(maps.Keys(m)) {
+				settings = append(settings, fmt.Sprintf("%s: %v", k, m[k]))
+			}
+			rows := [][]string{
+				{"id", itoa(s.Id)}, {"name", s.Name}, {"type", string(s.Type)}, {"default", strconv.FormatBool(s.Default)},
+				{"settings", strings.Join(settings, ", ")}, {"credentials", credentialsText(s.CredentialsHint)},
+				{"rate", rateText(s.RatePerSecond)}, {"domain limits", limitsText(s.DomainLimits)},
+				{"warm-up", warmupPlanText(s.Warmup)}, {"warm-up today", warmupTodayText(*s)},
+			}
+			if s.PausedReason != nil {
+				rows = append(rows, []string{"paused because", *s.PausedReason})
+			}
+			return table(cmd.OutOrStdout(), []string{"FIELD", "VALUE"}, rows)
+		},
+	}
+	return []*cobra.Command{list, show}
+}
+
+func rateText(r float64) string {
+	if r == 0 {
+		return "unlimited"
+	}
+	return strconv.FormatFloat(r, 'f', -1, 64) + "/s"
+}
+
+func limitsText(limits []client.SenderDomainLimit) string {
+	if len(limits) == 0 {
+		return "-"
+	}
+	parts := make([]string, 0, len(limits))
+	for _, l := range limits {
+		key := deref(l.Domain)
+		if l.Group != nil {
+			key = string(*l.Group)
+		}
+		parts = append(parts, key+"="+strconv.FormatFloat(l.PerSecond, 'f', -1, 64)+"/s")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// warmupPlanText is a plan as --warmup takes it: PRESET@START or CAP,CAP,…@START.
+func warmupPlanText(w *client.SenderWarmup) string {
+	if w == nil {
+		return "-"
+	}
+	plan := ""
+	if w.Preset != nil {
+		plan = string(*w.Preset)
+	} else if w.Caps != nil {
+		caps := make([]string, 0, len(*w.Caps))
+		for _, c := range *w.Caps {
+			caps = append(caps, strconv.Itoa(c))
+		}
+		plan = strings.Join(caps, ",")
+	}
+	return plan + "@" + w.Start.Format(time.DateOnly)
+}
+
+// warmupTodayText is where the plan stands today (UTC): the day, the sends
+// counted against its cap, and whether the rest waits for tomorrow.
+func warmupTodayText(s client.Sender) string {
+	t := s.WarmupToday
+	if t == nil {
+		return "-"
+	}
+	day := fmt.Sprintf("day %d", t.DayNumber+1)
+	if s.Warmup != nil && s.Warmup.Caps != nil {
+		day += fmt.Sprintf(" of %d", len(*s.Warmup.Caps))
+	}
+	if t.Cap == nil {
+		return fmt.Sprintf("%s: the plan is over, no cap (%d sent today)", day, t.Used)
+	}
+	text := fmt.Sprintf("%s: %d of %d used", day, t.Used, *t.Cap)
+	if t.Used >= *t.Cap {
+		text += "; the rest waits for tomorrow"
+	}
+	return text
+}
+
+func credentialsText(hint string) string {
+	if hint == "" {
+		return "none"
+	}
+	return "stored, ending " + hint
 }

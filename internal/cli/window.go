@@ -48,3 +48,39 @@ func parseWindow(v string) (*client.SendWindow, error) {
 	}
 	return w, nil
 }
+
+// windowText is a window as --window takes it: DAYS HH:MM-HH:MM [ZONE], with
+// runs of three days or more written as ranges (mon-fri).
+func windowText(w *client.SendWindow) string {
+	in := make([]bool, 7)
+	for _, d := range w.Days {
+		if i := slices.Index(dayNames, string(d)); i >= 0 {
+			in[i] = true
+		}
+	}
+	var parts []string
+	for i := 0; i < 7; {
+		if !in[i] {
+			i++
+			continue
+		}
+		j := i
+		for j+1 < 7 && in[j+1] {
+			j++
+		}
+		switch {
+		case j-i >= 2:
+			parts = append(parts, dayNames[i]+"-"+dayNames[j])
+		case j > i:
+			parts = append(parts, dayNames[i], dayNames[j])
+		default:
+			parts = append(parts, dayNames[i])
+		}
+		i = j + 1
+	}
+	text := strings.Join(parts, ",") + " " + w.Start + "-" + w.End
+	if w.TimeZone != nil {
+		text += " " + *w.TimeZone
+	}
+	return text
+}

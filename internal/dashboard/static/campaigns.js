@@ -511,6 +511,7 @@ export function CampaignPage({ id }) {
       <p><button type="button" class="secondary" onClick=${() => setEditing(false)}>Stop editing</button></p></section>`}
     ${c.status === 'draft' && !editing && approver && html`<${Schedule} onSchedule=${(/** @type {string} */ at) => setApproving(at)} />`}
     ${c.scheduled_for && c.status === 'approved' && html`<p>Scheduled for ${when(c.scheduled_for)}.</p>`}
+    ${c.deliver_at_local && html`<p data-deliver-at-local>Each recipient gets it at ${c.deliver_at_local} in their own time zone (the account's when theirs is not known).</p>`}
     ${c.send_window && html`<p data-send-window>Sends only ${windowText(c.send_window)}.</p>`}
     ${actionError && html`<div class="error" role="alert"><p>${explain(actionError)}</p></div>`}
     ${c.status !== 'draft' && html`<${CampaignProgress} id=${id} onStatus=${(/** @type {string} */ s) => s !== c.status && reload()} onStats=${() => setProgress((n) => n + 1)} />`}

@@ -20,6 +20,8 @@ const fieldsOf = {
     { group: 'settings', key: 'username', label: 'User name' },
     { group: 'credentials', key: 'password', label: 'Password', type: 'password' },
     { group: 'settings', key: 'bounce_domain', label: 'Bounce domain (optional)', hint: 'Each send goes out with the Return-Path bounces+<token>@ this domain; its MX delivers to the bounce mailbox below.' },
+    { group: 'settings', key: 'dkim_sign', label: 'DKIM signing', type: 'boolean',
+      options: [['', "Sign with the From domain's active DKIM key"], ['false', 'Do not sign (the relay signs)']] },
   ],
   http: [
     { group: 'settings', key: 'url', label: 'URL', type: 'url', required: true, hint: 'Each message is POSTed here as JSON, with our job id to deduplicate on.' },
@@ -117,7 +119,8 @@ function SenderForm({ sender, onSaved }) {
   const [type, setType] = useState(sender ? sender.type : 'smtp');
   const [name, setName] = useState(sender ? sender.name : '');
   const [values, setValues] = useState(/** @type {Record<string,string>} */ (sender
-    ? Object.fromEntries(Object.entries(sender.settings || {}).map(([k, v]) => ['settings.' + k, String(v)])) : { 'settings.security': 'starttls' }));
+    ? Object.fromEntries(Object.entries(sender.settings || {}).filter(([k, v]) => !(k === 'dkim_sign' && v === true))
+      .map(([k, v]) => ['settings.' + k, String(v)])) : { 'settings.security': 'starttls' }));
   const [rate, setRate] = useState(sender ? String(sender.rate_per_second) : '0');
   const [conns, setConns] = useState(sender ? String(sender.max_connections) : '0');
   const [allowed, setAllowed] = useState(sender ? sender.allowed_from.join(', ') : '');
@@ -138,7 +141,7 @@ function SenderForm({ sender, onSaved }) {
     for (const f of fields) {
       const v = (values[f.group + '.' + f.key] || '').trim();
       if (!v) continue;
-      if (f.group === 'settings') settings[f.key] = f.type === 'number' ? Number(v) : v;
+      if (f.group === 'settings') settings[f.key] = f.type === 'number' ? Number(v) : f.type === 'boolean' ? v === 'true' : v;
       else credentials[f.key] = v;
     }
     /** @type {Record<string,any>} */
