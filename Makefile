@@ -3,7 +3,7 @@ GO      ?= go
 TOOL    := $(GO) tool -modfile=tools/go.mod
 PKGS    := ./...
 
-.PHONY: run test check lint tidy generate generated ts build image harness fmt vet fuzz clean-dev bench loadtest chaos chaos-skew chaos-bulk chaos-senders chaos-messages chaos-sequences chaos-approvals chaos-ab chaos-pool chaos-pacing postman failover upgrade
+.PHONY: run test check lint tidy generate generated ts build image harness fmt vet fuzz clean-dev bench loadtest chaos chaos-skew chaos-bulk chaos-senders chaos-messages chaos-sequences chaos-approvals chaos-ab chaos-pool chaos-localtime chaos-pacing postman failover upgrade
 
 ## run: start a local PostgreSQL (in ./.sendonce), migrate, create a demo account, serve on 127.0.0.1:8080
 run:
@@ -168,6 +168,13 @@ chaos-ab: build harness
 ##             to the secondary, the in-doubt ones stay unknown (skip): 0 duplicates, 0 lost (docs/providers.md)
 chaos-pool: build harness
 	./bin/sendonce-harness chaos -sendonce bin/sendonce -pool -recipients $(RECIPIENTS) -kills $(KILLS) $(CHAOS_FLAGS)
+
+## chaos-localtime: a campaign with deliver_at_local to recipients over 9 zones (UTC+0 ones due at the next minute,
+##                  others hours later) while `sendonce serve` is SIGKILLed in the build, while every row waits and
+##                  KILLS-2 times in the due rows' send: each due row once and none before its minute, the later rows
+##                  queued at the due time computed by Go's zone database (docs/executor.md)
+chaos-localtime: build harness
+	./bin/sendonce-harness chaos -sendonce bin/sendonce -localtime -provider http -recipients $(RECIPIENTS) -kills $(KILLS) $(CHAOS_FLAGS)
 
 ## chaos-pacing: a campaign to 3 domains through an SMTP sender limiting one to 5/s while the sink defers (421) another
 ##               for 3 s: prints each domain's rate from the sink's timestamps (the limited one within 10 % of its limit,

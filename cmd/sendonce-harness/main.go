@@ -30,11 +30,12 @@ import (
 const usage = `sendonce-harness: the test and measurement harnesses of sendonce (not shipped)
 
 Usage:
-  sendonce-harness chaos [-sendonce PATH] [-senders|-messages|-sequences|-approvals|-ab|-pool|-pacing] [FLAGS]
+  sendonce-harness chaos [-sendonce PATH] [-senders|-messages|-sequences|-approvals|-ab|-pool|-localtime|-pacing] [FLAGS]
                                      SIGKILL sendonce serve mid-send and check the delivery promise (make chaos…);
                                      -approvals: mid-approval, and check the audit log shows exactly what committed;
                                      -ab: an A/B test, in its test phase and the winner's send (one variant each);
                                      -pool: a sender pool whose primary dies mid-campaign (failover);
+                                     -localtime: deliver_at_local over 9 zones, killed while rows wait and when due;
                                      -pacing: per-domain pacing and deferral backoff, measured at the sink
   sendonce-harness loadtest [-sendonce PATH] [FLAGS]
                                      API clients against sendonce serve while a campaign sends (make loadtest)

@@ -90,6 +90,9 @@ func Run(ctx context.Context, bin string, args []string, stdout, stderr io.Write
 	if len(args) > 0 && (args[0] == "-ab" || args[0] == "--ab") {
 		return runABChaos(ctx, bin, args[1:], stdout, stderr) // abtest.go
 	}
+	if len(args) > 0 && (args[0] == "-localtime" || args[0] == "--localtime") {
+		return runLocalTimeChaos(ctx, bin, args[1:], stdout, stderr) // localtime.go
+	}
 	if len(args) > 0 && (args[0] == "-pacing" || args[0] == "--pacing") {
 		return runPacingChaos(ctx, bin, args[1:], stdout, stderr) // pacing.go
 	}

@@ -142,6 +142,48 @@ func (q *Queries) ChaosFailedErrors(ctx context.Context, campaignID int64) ([]Ch
 	return items, nil
 }
 
+const chaosLocalRows = `-- name: ChaosLocalRows :many
+SELECT s.job_id, s.status, s.next_attempt_at, coalesce(sub.attributes->>'timezone', '')::text AS zone
+FROM sends s
+JOIN subscribers sub ON sub.id = s.subscriber_id AND sub.account_id = s.account_id
+WHERE s.campaign_id = $1
+ORDER BY s.id
+`
+
+type ChaosLocalRowsRow struct {
+	JobID         string
+	Status        string
+	NextAttemptAt time.Time
+	Zone          string
+}
+
+// Every send row of the campaign with its recipient's attributes.timezone (”
+// when absent) and its due time (`sendonce-harness chaos -localtime`).
+func (q *Queries) ChaosLocalRows(ctx context.Context, campaignID int64) ([]ChaosLocalRowsRow, error) {
+	rows, err := q.db.Query(ctx, chaosLocalRows, campaignID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ChaosLocalRowsRow{}
+	for rows.Next() {
+		var i ChaosLocalRowsRow
+		if err := rows.Scan(
+			&i.JobID,
+			&i.Status,
+			&i.NextAttemptAt,
+			&i.Zone,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const chaosMessageStream = `-- name: ChaosMessageStream :one
 SELECT id FROM campaigns WHERE account_id = $1 AND kind = 'messages' AND sender_id IS NULL AND status = 'sending'
 `
@@ -235,6 +277,26 @@ func (q *Queries) ChaosSubscribersCreate(ctx context.Context, arg ChaosSubscribe
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const chaosSubscribersSetZones = `-- name: ChaosSubscribersSetZones :exec
+UPDATE subscribers
+SET attributes = CASE WHEN ($1::text[])[1 + id % cardinality($1::text[])] = '' THEN attributes - 'timezone'
+                      ELSE attributes || jsonb_build_object('timezone', ($1::text[])[1 + id % cardinality($1::text[])]) END
+WHERE account_id = $2
+`
+
+type ChaosSubscribersSetZonesParams struct {
+	Zones     []string
+	AccountID int64
+}
+
+// Gives the account's subscribers the given attributes.timezone values in turn
+// (by id); an empty string leaves the attribute out (`sendonce-harness chaos
+// -localtime`).
+func (q *Queries) ChaosSubscribersSetZones(ctx context.Context, arg ChaosSubscribersSetZonesParams) error {
+	_, err := q.db.Exec(ctx, chaosSubscribersSetZones, arg.Zones, arg.AccountID)
+	return err
 }
 
 const chaosSubscribersSpread = `-- name: ChaosSubscribersSpread :exec

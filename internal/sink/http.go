@@ -62,6 +62,7 @@ type Delivery struct {
 	Key    string
 	Header http.Header
 	Body   []byte
+	At     time.Time // when the sink accepted it
 }
 
 // HTTP is the HTTP sink. Deliveries are POSTs to any path; GET /stats answers
@@ -278,7 +279,7 @@ func (s *HTTP) accept(key string, h http.Header, body []byte) {
 	case 1:
 		s.stats.Unique++
 		if s.opts.KeepDeliveries {
-			s.deliveries[key] = Delivery{Key: key, Header: h, Body: body}
+			s.deliveries[key] = Delivery{Key: key, Header: h, Body: body, At: time.Now()}
 		}
 	case 2:
 		s.stats.Duplicates++

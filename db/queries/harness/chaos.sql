@@ -62,3 +62,21 @@ GROUP BY 1, 2 ORDER BY 1, 2;
 SELECT coalesce(last_error, '')::text AS last_error, count(*) AS n
 FROM sends WHERE campaign_id = @campaign_id AND status = 'failed'
 GROUP BY 1 ORDER BY 2 DESC LIMIT 5;
+
+-- name: ChaosSubscribersSetZones :exec
+-- Gives the account's subscribers the given attributes.timezone values in turn
+-- (by id); an empty string leaves the attribute out (`sendonce-harness chaos
+-- -localtime`).
+UPDATE subscribers
+SET attributes = CASE WHEN (@zones::text[])[1 + id % cardinality(@zones::text[])] = '' THEN attributes - 'timezone'
+                      ELSE attributes || jsonb_build_object('timezone', (@zones::text[])[1 + id % cardinality(@zones::text[])]) END
+WHERE account_id = @account_id;
+
+-- name: ChaosLocalRows :many
+-- Every send row of the campaign with its recipient's attributes.timezone (''
+-- when absent) and its due time (`sendonce-harness chaos -localtime`).
+SELECT s.job_id, s.status, s.next_attempt_at, coalesce(sub.attributes->>'timezone', '')::text AS zone
+FROM sends s
+JOIN subscribers sub ON sub.id = s.subscriber_id AND sub.account_id = s.account_id
+WHERE s.campaign_id = @campaign_id
+ORDER BY s.id;
