@@ -5,12 +5,14 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/backoff"
 	"github.com/sendonce/sendonce/internal/egress"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/sender"
@@ -22,8 +24,16 @@ import (
 type Options struct {
 	// Interval is how long a mailbox rests between polls; default one minute.
 	Interval time.Duration
-	// Timeout bounds one poll of one mailbox (connect, read, delete); default two minutes.
+	// Timeout bounds one poll of one mailbox (connect, read, delete) and each
+	// command of a connection kept open; default two minutes.
 	Timeout time.Duration
+	// IdleRestart is how long one IDLE lasts before the reader ends it, reads the
+	// mailbox and issues the next: RFC 2177 asks for one at least every 29
+	// minutes (a server may log out a client idle longer); default 25 minutes.
+	IdleRestart time.Duration
+	// Reconnect spaces a watcher's attempts to connect again after its
+	// connection failed; default 2 s doubling up to 5 minutes, with jitter.
+	Reconnect backoff.Exponential
 	// Guard says where mailbox connections may go: a tenant aims them.
 	Guard egress.Guard
 	// Logger receives the poll failures; nil discards them.
@@ -41,7 +51,8 @@ type Service struct {
 	opts  Options
 	// afterApply, when set (tests), runs after a message is applied and before
 	// it is deleted; an error ends the poll there, as a crash would.
-	afterApply func(uid uint32) error
+	afterApply atomic.Pointer[func(uid uint32) error]
+	signals    testSignals
 }
 
 // NewService returns a Service: ring seals the mailbox passwords (as sender
@@ -52,6 +63,12 @@ func NewService(pool *pgxpool.Pool, ring *sender.KeyRing, verp *VERP, hooks *web
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = 2 * time.Minute
+	}
+	if o.IdleRestart <= 0 {
+		o.IdleRestart = 25 * time.Minute
+	}
+	if o.Reconnect.Base <= 0 {
+		o.Reconnect = backoff.Exponential{Base: 2 * time.Second, Max: 5 * time.Minute}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -84,6 +101,11 @@ type Mailbox struct {
 	Enabled                          bool
 	LastPollAt                       *time.Time
 	LastError                        *string
+	// Mode is how the mailbox was last read: ModeIdle, ModePoll, or "" before
+	// its first reading.
+	Mode string
+	// LastConnectedAt is when a reader last logged in to the mailbox.
+	LastConnectedAt *time.Time
 	// Processed counts the messages read, by what they were taken for
 	// (hard_bounce, soft_bounce, complaint, auto_reply, forged, foreign,
 	// unmatched, other), over the last 30 days.
@@ -160,7 +182,10 @@ func (s *Service) Get(ctx context.Context, accountID int64) (Mailbox, error) {
 	}
 	m := Mailbox{Host: row.Host, Port: int(row.Port), Security: row.Security, Username: row.Username,
 		Folder: row.Folder, Enabled: row.Enabled, LastPollAt: row.LastPollAt, LastError: row.LastError,
-		Processed: map[string]int64{}}
+		LastConnectedAt: row.LastConnectedAt, Processed: map[string]int64{}}
+	if row.ReaderMode != nil {
+		m.Mode = *row.ReaderMode
+	}
 	for _, c := range counts {
 		m.Processed[c.Outcome] = c.N
 	}
