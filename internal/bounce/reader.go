@@ -239,6 +239,7 @@ func (s *Service) read(ctx context.Context, c *client.Client, accountID int64) (
 	}
 	return res, ctx.Err()
 }
+
 // readBatch fetches, applies and deletes one batch of messages.
 func (s *Service) readBatch(ctx context.Context, c *client.Client, accountID int64, uids []uint32, res *PollResult) error {
 	set := new(imap.SeqSet)
