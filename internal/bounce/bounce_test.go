@@ -33,6 +33,7 @@ type env struct {
 	a, b       int64
 	verp       *bounce.VERP
 	ring       *sender.KeyRing
+	ringEntry  string
 	hooks      *webhook.Service
 	svc        *bounce.Service
 	imap       *imapServer
@@ -55,7 +56,8 @@ func setupWith(t *testing.T, noIdle bool) *env {
 	keys, err := token.NewRing([]string{"k1:bounce-test-secret-0123456789"})
 	require.NoError(t, err)
 	e.verp = bounce.NewVERP(keys)
-	ring, err := sender.ParseKeyRing([]string{sender.NewKeyRingEntry("s1")})
+	e.ringEntry = sender.NewKeyRingEntry("s1")
+	ring, err := sender.ParseKeyRing([]string{e.ringEntry})
 	require.NoError(t, err)
 	e.ring = ring
 	e.hooks = webhook.NewService(e.pool, webhook.Options{SoftBounceLimit: 3})
@@ -299,4 +301,31 @@ func TestMailboxGoesThroughEgress(t *testing.T) {
 	require.ErrorContains(t, err, "host")
 	_, err = strict.Poll(e.ctx, e.a)
 	require.True(t, egress.Refused(err), "%v", err)
+}
+
+// rotate-secrets re-seals the mailbox password under the ring's new first key,
+// after which the old key can leave the ring and the mailbox is still read.
+func TestRotateResealsTheMailboxPassword(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	s2 := sender.NewKeyRingEntry("s2")
+	newOnly, err := sender.ParseKeyRing([]string{s2})
+	require.NoError(t, err)
+	both, err := sender.ParseKeyRing([]string{s2, e.ringEntry})
+	require.NoError(t, err)
+	require.ErrorContains(t, bounce.CheckKeys(e.ctx, e.pool, newOnly), fmt.Sprintf("(ids %d)", e.a))
+	require.NoError(t, bounce.CheckKeys(e.ctx, e.pool, both))
+
+	n, err := bounce.Rotate(e.ctx, e.pool, both)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	n, err = bounce.Rotate(e.ctx, e.pool, both)
+	require.NoError(t, err)
+	require.Zero(t, n, "already under the first key")
+
+	require.NoError(t, bounce.CheckKeys(e.ctx, e.pool, newOnly), "the old key can go")
+	svc := bounce.NewService(e.pool, newOnly, e.verp, e.hooks, bounce.Options{Guard: egress.Guard{AllowPrivate: true}})
+	res, err := svc.Poll(e.ctx, e.a)
+	require.NoError(t, err, "the mailbox is read with the new key alone")
+	require.Equal(t, 1, res.Read)
 }

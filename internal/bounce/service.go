@@ -2,6 +2,7 @@ package bounce
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -207,4 +208,60 @@ func (s *Service) Delete(ctx context.Context, accountID int64) error {
 		return nil
 	})
 	return err
+}
+
+// CheckKeys returns an error naming the accounts whose mailbox password ring
+// cannot decrypt (the start-up check, with the senders' and DKIM keys').
+func CheckKeys(ctx context.Context, pool *pgxpool.Pool, ring *sender.KeyRing) error {
+	rows, err := store.New(pool).BounceMailboxSecretsAll(ctx)
+	if err != nil {
+		return err
+	}
+	var bad []string
+	var first error
+	for _, r := range rows {
+		if _, err := ring.Open(r.SecretKeyID, r.Secret, aad(r.AccountID)); err != nil {
+			bad = append(bad, strconv.FormatInt(r.AccountID, 10))
+			if first == nil {
+				first = err
+			}
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("SENDONCE_SECRETS_KEY cannot decrypt the bounce mailbox password of %d account(s) (ids %s): %w; "+
+			"add the key they were encrypted with to the ring", len(bad), strings.Join(bad, ", "), first)
+	}
+	return nil
+}
+
+// Rotate re-encrypts every stored mailbox password under ring's first key and
+// returns how many changed (`sendonce senders rotate-secrets` runs it with the
+// senders' credentials and the DKIM keys).
+func Rotate(ctx context.Context, pool *pgxpool.Pool, ring *sender.KeyRing) (int, error) {
+	q := store.New(pool)
+	rows, err := q.BounceMailboxSecretsAll(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, r := range rows {
+		if r.SecretKeyID == ring.First() {
+			continue
+		}
+		pt, err := ring.Open(r.SecretKeyID, r.Secret, aad(r.AccountID))
+		if err != nil {
+			return n, fmt.Errorf("bounce mailbox of account %d: %w", r.AccountID, err)
+		}
+		keyID, sealed, err := ring.Seal(pt, aad(r.AccountID))
+		if err != nil {
+			return n, err
+		}
+		c, err := q.BounceMailboxSecretReplace(ctx, store.BounceMailboxSecretReplaceParams{SecretKeyID: keyID,
+			Secret: sealed, AccountID: r.AccountID, OldSecret: r.Secret})
+		if err != nil {
+			return n, err
+		}
+		n += int(c)
+	}
+	return n, nil
 }
