@@ -1,6 +1,8 @@
 package bounce_test
 
 import (
+	"net"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -159,4 +161,30 @@ func TestMailboxTwoReadersApplyEachReportOnce(t *testing.T) {
 	stopB()
 	require.Zero(t, e.inbox())
 	e.requireApplied(sends)
+}
+
+// A mailbox changed while it is watched (a new password, another host) is let
+// go and read again under its new settings: a new connection, a new IDLE.
+func TestMailboxChangedWhileWatchedIsConnectedAgain(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	svc := e.service(bounce.Options{Interval: 20 * time.Millisecond})
+	_, idling := svc.InitSignals()
+	e.run(svc)
+	idling.WaitFor(t, func(id int64) bool { return id == e.a })
+	first, err := e.svc.Get(e.ctx, e.a)
+	require.NoError(t, err)
+
+	host, port, _ := net.SplitHostPort(e.imapAddr)
+	p, _ := strconv.Atoi(port)
+	_, err = e.svc.Put(e.ctx, e.a, bounce.MailboxInput{Host: host, Port: p, Security: "none", Username: "username",
+		Password: "password", Enabled: true})
+	require.NoError(t, err)
+	// The old watcher may IDLE again meanwhile (a wake-up with nothing new):
+	// the IDLE waited for is the one on a new connection.
+	idling.WaitFor(t, func(id int64) bool {
+		mb, err := e.svc.Get(e.ctx, e.a)
+		require.NoError(t, err)
+		return id == e.a && mb.LastConnectedAt.After(*first.LastConnectedAt)
+	})
 }
