@@ -15,7 +15,8 @@ import (
 // session is one connection to a mailbox: logged in, its folder selected once
 // open returns it. The server's unsolicited updates are drained as they come
 // (go-imap blocks its reader on an unread update); a new message (EXISTS,
-// RECENT) leaves a wake-up.
+// RECENT) leaves a wake-up. SELECT's own EXISTS leaves one too (go-imap passes
+// it on as it does any): one empty reading after a connection's first IDLE.
 type session struct {
 	c *client.Client
 	// idle: the server offers IDLE.
