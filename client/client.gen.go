@@ -314,6 +314,24 @@ func (e BlockType) Valid() bool {
 	}
 }
 
+// Defines values for BounceMailboxMode.
+const (
+	Idle BounceMailboxMode = "idle"
+	Poll BounceMailboxMode = "poll"
+)
+
+// Valid indicates whether the value is a known member of the BounceMailboxMode enum.
+func (e BounceMailboxMode) Valid() bool {
+	switch e {
+	case Idle:
+		return true
+	case Poll:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for BounceMailboxSecurity.
 const (
 	BounceMailboxSecurityNone     BounceMailboxSecurity = "none"
@@ -3083,18 +3101,29 @@ type BlockDesign = json.RawMessage
 
 // BounceMailbox defines model for BounceMailbox.
 type BounceMailbox struct {
-	Enabled    bool       `json:"enabled"`
-	Folder     string     `json:"folder"`
-	Host       string     `json:"host"`
-	LastError  *string    `json:"last_error,omitempty"`
+	Enabled bool   `json:"enabled"`
+	Folder  string `json:"folder"`
+	Host    string `json:"host"`
+
+	// LastConnectedAt When a reader last logged in to the mailbox (a reconnection after a dropped connection moves it).
+	LastConnectedAt *time.Time `json:"last_connected_at,omitempty"`
+	LastError       *string    `json:"last_error,omitempty"`
+
+	// LastPollAt When the mailbox was last read.
 	LastPollAt *time.Time `json:"last_poll_at,omitempty"`
-	Port       int        `json:"port"`
+
+	// Mode How the mailbox is read: idle while a reader keeps a connection open and the server tells it of each new message (IMAP IDLE, RFC 2177: reports are applied within seconds), poll when the server does not offer IDLE (read about once a minute). Null before the first reading.
+	Mode *BounceMailboxMode `json:"mode,omitempty"`
+	Port int                `json:"port"`
 
 	// Processed Messages read over the last 30 days by what they were taken for: hard_bounce, soft_bounce, complaint, auto_reply, forged (a token that does not verify), foreign (another account's token), unmatched (no token, or its send is gone) and other.
 	Processed map[string]int64      `json:"processed"`
 	Security  BounceMailboxSecurity `json:"security"`
 	Username  string                `json:"username"`
 }
+
+// BounceMailboxMode How the mailbox is read: idle while a reader keeps a connection open and the server tells it of each new message (IMAP IDLE, RFC 2177: reports are applied within seconds), poll when the server does not offer IDLE (read about once a minute). Null before the first reading.
+type BounceMailboxMode string
 
 // BounceMailboxSecurity defines model for BounceMailbox.Security.
 type BounceMailboxSecurity string
@@ -9809,7 +9838,7 @@ type ClientInterface interface {
 
 	// GetBounceMailbox Get the bounce mailbox
 	//
-	// The account's bounce mailbox (without its password) and its status: when it was last read, the last error, and the messages read over the last 30 days by what they were taken for.
+	// The account's bounce mailbox (without its password) and its status: how it is read (mode: idle or poll), when it was last read and last connected to, the last error, and the messages read over the last 30 days by what they were taken for.
 	//
 	// Corresponds with GET /v1/bounce-mailbox (the `GetBounceMailbox` operationId).
 	GetBounceMailbox(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -12807,7 +12836,7 @@ func (c *Raw) DeleteBounceMailbox(ctx context.Context, reqEditors ...RequestEdit
 
 // GetBounceMailbox Get the bounce mailbox
 //
-// The account's bounce mailbox (without its password) and its status: when it was last read, the last error, and the messages read over the last 30 days by what they were taken for.
+// The account's bounce mailbox (without its password) and its status: how it is read (mode: idle or poll), when it was last read and last connected to, the last error, and the messages read over the last 30 days by what they were taken for.
 //
 // Corresponds with GET /v1/bounce-mailbox (the `GetBounceMailbox` operationId).
 func (c *Raw) GetBounceMailbox(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -27008,7 +27037,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetBounceMailboxWithResponse Get the bounce mailbox
 	//
-	// The account's bounce mailbox (without its password) and its status: when it was last read, the last error, and the messages read over the last 30 days by what they were taken for.
+	// The account's bounce mailbox (without its password) and its status: how it is read (mode: idle or poll), when it was last read and last connected to, the last error, and the messages read over the last 30 days by what they were taken for.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -51523,7 +51552,7 @@ func (c *ClientWithResponses) DeleteBounceMailboxWithResponse(ctx context.Contex
 
 // GetBounceMailboxWithResponse Get the bounce mailbox
 //
-// The account's bounce mailbox (without its password) and its status: when it was last read, the last error, and the messages read over the last 30 days by what they were taken for.
+// The account's bounce mailbox (without its password) and its status: how it is read (mode: idle or poll), when it was last read and last connected to, the last error, and the messages read over the last 30 days by what they were taken for.
 //
 // Returns a wrapper object for the known response body format(s).
 //

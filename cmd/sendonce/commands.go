@@ -16,6 +16,7 @@ import (
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/address"
 	"github.com/sendonce/sendonce/internal/bench"
+	"github.com/sendonce/sendonce/internal/bounce"
 	"github.com/sendonce/sendonce/internal/cli"
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/dkim"
@@ -84,7 +85,7 @@ func serverCommands() []*cobra.Command {
 			return nil
 		}})
 	senders := &cobra.Command{Use: "senders", Short: "senders rotate-secrets: re-encrypt sender credentials under the first key"}
-	senders.AddCommand(&cobra.Command{Use: "rotate-secrets", Short: "Re-encrypt sender credentials under the first SENDONCE_SECRETS_KEY key",
+	senders.AddCommand(&cobra.Command{Use: "rotate-secrets", Short: "Re-encrypt sender credentials, DKIM keys and bounce mailbox passwords under the first SENDONCE_SECRETS_KEY key",
 		Args: noArgs, RunE: withConfig(func(ctx context.Context, cfg config.Config, _ *cobra.Command, _ []string) error {
 			return rotateSecrets(ctx, cfg)
 		})})
@@ -311,8 +312,9 @@ func openMigrated(ctx context.Context, cfg config.Config) (*pgxPool, int, error)
 	return pool, n, nil
 }
 
-// rotateSecrets re-encrypts every stored sender credential under the first key of
-// SENDONCE_SECRETS_KEY, after which the other keys can leave the ring.
+// rotateSecrets re-encrypts every stored sender credential, DKIM key and bounce
+// mailbox password under the first key of SENDONCE_SECRETS_KEY, after which the
+// other keys can leave the ring.
 func rotateSecrets(ctx context.Context, cfg config.Config) error {
 	if err := needDatabase(cfg); err != nil {
 		return err
@@ -335,5 +337,9 @@ func rotateSecrets(ctx context.Context, cfg config.Config) error {
 		return err
 	}
 	fmt.Printf("DKIM keys re-encrypted under %q: %d\n", ring.First(), n)
+	if n, err = bounce.Rotate(ctx, pool, ring); err != nil {
+		return err
+	}
+	fmt.Printf("bounce mailbox passwords re-encrypted under %q: %d\n", ring.First(), n)
 	return nil
 }

@@ -84,6 +84,9 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 	if err := sender.CheckKeys(ctx, pool, ring); err != nil {
 		return starting(fmt.Errorf("configuration: %w", err))
 	}
+	if err := bounce.CheckKeys(ctx, pool, ring); err != nil {
+		return starting(fmt.Errorf("configuration: %w", err))
+	}
 	// Senders are aimed by tenants: their connections go through the same guard as
 	// event deliveries, with the same development switch.
 	// An smtp sender with a bounce domain names each send in its Return-Path, signed

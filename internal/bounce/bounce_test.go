@@ -11,9 +11,7 @@ import (
 	"time"
 
 	"github.com/emersion/go-imap"
-	"github.com/emersion/go-imap/backend/memory"
 	"github.com/emersion/go-imap/client"
-	"github.com/emersion/go-imap/server"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -35,12 +33,18 @@ type env struct {
 	a, b       int64
 	verp       *bounce.VERP
 	ring       *sender.KeyRing
+	ringEntry  string
+	hooks      *webhook.Service
 	svc        *bounce.Service
+	imap       *imapServer
 	imapAddr   string
 	campaignOf map[int64]int64
 }
 
-func setup(t *testing.T) *env {
+func setup(t *testing.T) *env { return setupWith(t, false) }
+
+// setupWith is setup with a server that does not advertise IDLE when noIdle.
+func setupWith(t *testing.T, noIdle bool) *env {
 	t.Helper()
 	e := &env{t: t, ctx: context.Background(), pool: dbtest.New(t), campaignOf: map[int64]int64{}}
 	q := store.New(e.pool)
@@ -52,19 +56,15 @@ func setup(t *testing.T) *env {
 	keys, err := token.NewRing([]string{"k1:bounce-test-secret-0123456789"})
 	require.NoError(t, err)
 	e.verp = bounce.NewVERP(keys)
-	ring, err := sender.ParseKeyRing([]string{sender.NewKeyRingEntry("s1")})
+	e.ringEntry = sender.NewKeyRingEntry("s1")
+	ring, err := sender.ParseKeyRing([]string{e.ringEntry})
 	require.NoError(t, err)
 	e.ring = ring
-	hooks := webhook.NewService(e.pool, webhook.Options{SoftBounceLimit: 3})
-	e.svc = bounce.NewService(e.pool, ring, e.verp, hooks, bounce.Options{Guard: egress.Guard{AllowPrivate: true}})
+	e.hooks = webhook.NewService(e.pool, webhook.Options{SoftBounceLimit: 3})
+	e.svc = e.service(bounce.Options{})
 
-	srv := server.New(memory.New())
-	srv.AllowInsecureAuth = true
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	go srv.Serve(ln) //nolint:errcheck // ends with Close
-	t.Cleanup(func() { srv.Close() })
-	e.imapAddr = ln.Addr().String()
+	e.imap = startIMAP(t, noIdle)
+	e.imapAddr = e.imap.addr
 	host, port, _ := net.SplitHostPort(e.imapAddr)
 	var p int
 	fmt.Sscan(port, &p) //nolint:errcheck // a listener's port
@@ -72,6 +72,29 @@ func setup(t *testing.T) *env {
 		Password: "password", Enabled: true})
 	require.NoError(t, err)
 	return e
+}
+
+// service is another reader of the same database (a replica), with o.
+func (e *env) service(o bounce.Options) *bounce.Service {
+	o.Guard = egress.Guard{AllowPrivate: true}
+	return bounce.NewService(e.pool, e.ring, e.verp, e.hooks, o)
+}
+
+// run starts svc's reader as the process runner does; the returned stop (also
+// run at cleanup, before the IMAP server closes) ends it and waits for it.
+func (e *env) run(svc *bounce.Service) (stop func()) {
+	ctx, cancel := context.WithCancel(e.ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		svc.Run(ctx)
+	}()
+	stop = func() {
+		cancel()
+		<-done
+	}
+	e.t.Cleanup(stop)
+	return stop
 }
 
 // send inserts a sent campaign row of account to email and returns its id.
@@ -278,4 +301,31 @@ func TestMailboxGoesThroughEgress(t *testing.T) {
 	require.ErrorContains(t, err, "host")
 	_, err = strict.Poll(e.ctx, e.a)
 	require.True(t, egress.Refused(err), "%v", err)
+}
+
+// rotate-secrets re-seals the mailbox password under the ring's new first key,
+// after which the old key can leave the ring and the mailbox is still read.
+func TestRotateResealsTheMailboxPassword(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	s2 := sender.NewKeyRingEntry("s2")
+	newOnly, err := sender.ParseKeyRing([]string{s2})
+	require.NoError(t, err)
+	both, err := sender.ParseKeyRing([]string{s2, e.ringEntry})
+	require.NoError(t, err)
+	require.ErrorContains(t, bounce.CheckKeys(e.ctx, e.pool, newOnly), fmt.Sprintf("(ids %d)", e.a))
+	require.NoError(t, bounce.CheckKeys(e.ctx, e.pool, both))
+
+	n, err := bounce.Rotate(e.ctx, e.pool, both)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	n, err = bounce.Rotate(e.ctx, e.pool, both)
+	require.NoError(t, err)
+	require.Zero(t, n, "already under the first key")
+
+	require.NoError(t, bounce.CheckKeys(e.ctx, e.pool, newOnly), "the old key can go")
+	svc := bounce.NewService(e.pool, newOnly, e.verp, e.hooks, bounce.Options{Guard: egress.Guard{AllowPrivate: true}})
+	res, err := svc.Poll(e.ctx, e.a)
+	require.NoError(t, err, "the mailbox is read with the new key alone")
+	require.Equal(t, 1, res.Read)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"strconv"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/testsignal"
 	"github.com/sendonce/sendonce/internal/webhook"
 )
 
@@ -37,13 +39,28 @@ type PollResult struct {
 	Outcomes map[string]int
 }
 
-// Run polls the due mailboxes until ctx ends: every enabled mailbox not polled
-// within Interval, the longest waiting first, one at a time.
+// The reader's modes, as bounce_mailboxes.reader_mode records them.
+const (
+	// ModeIdle: a connection is held open and the server tells of each new
+	// message as it arrives (RFC 2177 IDLE).
+	ModeIdle = "idle"
+	// ModePoll: the server does not offer IDLE; the mailbox is read every Interval.
+	ModePoll = "poll"
+)
+
+// Run reads the mailboxes until ctx ends. Every enabled mailbox not read within
+// Interval is read, the longest waiting first, one at a time; when its server
+// offers IDLE the connection is kept and watched (watch) until the mailbox
+// changes or the connection fails for good, so new reports are applied as they
+// arrive rather than at the next poll. Run returns once every watcher has let go.
 func (s *Service) Run(ctx context.Context) {
+	w := &watchers{m: map[int64]*watcher{}}
+	defer w.stopAll()
 	t := time.NewTicker(s.opts.Interval / 4)
 	defer t.Stop()
 	for {
-		s.PollDue(ctx)
+		s.release(ctx, w)
+		s.pollDue(ctx, w)
 		select {
 		case <-ctx.Done():
 			return
@@ -52,11 +69,14 @@ func (s *Service) Run(ctx context.Context) {
 	}
 }
 
-// PollDue polls the mailboxes due now and records each poll's outcome.
-func (s *Service) PollDue(ctx context.Context) {
+// PollDue reads the mailboxes due now once each and records each reading's
+// outcome; it keeps no connection (Run does).
+func (s *Service) PollDue(ctx context.Context) { s.pollDue(ctx, nil) }
+
+func (s *Service) pollDue(ctx context.Context, w *watchers) {
 	now := s.opts.Now()
 	due, err := store.New(s.pool).BounceMailboxDue(ctx, store.BounceMailboxDueParams{
-		Now: &now, IntervalSeconds: s.opts.Interval.Seconds(), MaxRows: 20,
+		Watching: w.ids(), Now: &now, IntervalSeconds: s.opts.Interval.Seconds(), MaxRows: 20,
 	})
 	if err != nil {
 		if ctx.Err() == nil {
@@ -72,20 +92,66 @@ func (s *Service) PollDue(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		_, err := s.poll(ctx, mb)
-		var last *string
-		if err != nil {
-			msg := err.Error()
-			last = &msg
-			s.opts.Logger.Warn("bounce mailbox poll", "account_id", mb.AccountID, "err", err)
+		if w == nil {
+			pctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+			res, mode, err := s.poll(pctx, mb)
+			cancel()
+			s.record(ctx, mb.AccountID, mode, res, err)
+			continue
 		}
-		at := s.opts.Now()
-		if err := store.New(s.pool).BounceMailboxPolled(context.WithoutCancel(ctx), store.BounceMailboxPolledParams{
-			Now: &at, LastError: last, AccountID: mb.AccountID,
-		}); err != nil {
-			s.opts.Logger.Error("bounce mailbox polled", "account_id", mb.AccountID, "err", err)
+		// The connection lives as long as its watcher, if it gets one: its
+		// context is the watcher's, not the poll's.
+		wctx, cancel := context.WithCancel(ctx)
+		sess, res, err := s.open(wctx, mb)
+		if err == nil && sess.idle {
+			s.record(ctx, mb.AccountID, ModeIdle, res, nil)
+			w.start(cancel, mb.AccountID, mb.UpdatedAt, func() { s.watch(wctx, mb, sess) })
+			continue
 		}
+		mode := sess.mode()
+		if sess != nil {
+			sess.close()
+		}
+		cancel()
+		s.record(ctx, mb.AccountID, mode, res, err)
 	}
+}
+
+// record writes a reading's outcome on the mailbox's row, and signals it (tests).
+func (s *Service) record(ctx context.Context, accountID int64, mode string, res PollResult, err error) {
+	var last, m *string
+	if err != nil {
+		msg := err.Error()
+		last = &msg
+		s.opts.Logger.Warn("bounce mailbox read", "account_id", accountID, "err", err)
+	}
+	if mode != "" {
+		m = &mode
+	}
+	at := s.opts.Now()
+	if err := store.New(s.pool).BounceMailboxPolled(context.WithoutCancel(ctx), store.BounceMailboxPolledParams{
+		Now: &at, LastError: last, Mode: m, AccountID: accountID,
+	}); err != nil {
+		s.opts.Logger.Error("bounce mailbox polled", "account_id", accountID, "err", err)
+	}
+	s.signals.read.Signal(Reading{AccountID: accountID, Mode: mode, Read: res.Read, Err: err})
+}
+
+// Reading is one reading of a mailbox as its tests see it.
+type Reading struct {
+	AccountID int64
+	Mode      string
+	Read      int
+	Err       error
+}
+
+// testSignals are the moments of the reader its tests wait on instead of
+// sleeping (internal/testsignal); production never initialises them.
+type testSignals struct {
+	// read: a reading of a mailbox ended and was recorded.
+	read testsignal.Signal[Reading]
+	// idling: a watcher issued IDLE on its mailbox (the account id).
+	idling testsignal.Signal[int64]
 }
 
 // Poll reads the account's mailbox once, now (the CLI's and the tests' way in).
@@ -94,34 +160,70 @@ func (s *Service) Poll(ctx context.Context, accountID int64) (PollResult, error)
 	if err != nil {
 		return PollResult{}, postgres.Error(err, "bounce mailbox")
 	}
-	return s.poll(ctx, mb)
+	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+	defer cancel()
+	res, _, err := s.poll(ctx, mb)
+	return res, err
 }
 
-// poll connects (through the egress guard: the tenant chose the host), reads
-// every message not marked deleted, applies each, then marks the batch deleted
-// and expunges it. A crash between applying and deleting leaves the messages
-// to be read again, which applies nothing twice: each bounce or complaint is
-// gated by its event id (webhook.Apply) and each message's count by its hash
-// (bounce_messages).
-func (s *Service) poll(ctx context.Context, mb store.BounceMailbox) (PollResult, error) {
+// poll connects, reads every message and logs out; mode is the mode the
+// mailbox is in when read this way ("" when the connection failed).
+func (s *Service) poll(ctx context.Context, mb store.BounceMailbox) (PollResult, string, error) {
+	sess, res, err := s.open(ctx, mb)
+	if sess == nil {
+		return res, "", err
+	}
+	sess.close()
+	return res, ModePoll, err
+}
+
+// open connects (through the egress guard: the tenant chose the host), logs in,
+// selects the folder and reads every message not marked deleted (read). The
+// session is returned whenever the connection was made, for the caller to close
+// or to keep; ctx bounds its life: when ctx ends the connection is cut.
+func (s *Service) open(ctx context.Context, mb store.BounceMailbox) (*session, PollResult, error) {
 	res := PollResult{Outcomes: map[string]int{}}
 	password, err := s.ring.Open(mb.SecretKeyID, mb.Secret, aad(mb.AccountID))
 	if err != nil {
-		return res, fmt.Errorf("the stored password cannot be read: %w", err)
+		return nil, res, fmt.Errorf("the stored password cannot be read: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
-	defer cancel()
 	c, err := s.dial(ctx, mb)
 	if err != nil {
-		return res, err
+		return nil, res, err
 	}
-	defer c.Logout() //nolint:errcheck // the poll's own error, if any, is the one to report
+	sess := newSession(ctx, c)
 	if err := c.Login(mb.Username, string(password)); err != nil {
-		return res, fmt.Errorf("imap login: %w", err)
+		sess.close()
+		return nil, res, fmt.Errorf("imap login: %w", err)
 	}
 	if _, err := c.Select(mb.Folder, false); err != nil {
-		return res, fmt.Errorf("imap select %q: %w", mb.Folder, err)
+		sess.close()
+		return nil, res, fmt.Errorf("imap select %q: %w", mb.Folder, err)
 	}
+	if sess.idle, err = c.Support("IDLE"); err != nil {
+		sess.close()
+		return nil, res, fmt.Errorf("imap capability: %w", err)
+	}
+	mode := sess.mode()
+	at := s.opts.Now()
+	if err := store.New(s.pool).BounceMailboxConnected(context.WithoutCancel(ctx), store.BounceMailboxConnectedParams{
+		Now: &at, Mode: &mode, AccountID: mb.AccountID,
+	}); err != nil {
+		s.opts.Logger.Error("bounce mailbox connected", "account_id", mb.AccountID, "err", err)
+	}
+	res, err = s.read(ctx, sess.c, mb.AccountID)
+	return sess, res, err
+}
+
+// read reads every message of the selected folder not marked deleted, applies
+// each, then marks each batch deleted and expunges it. A crash between applying
+// and deleting leaves the messages to be read again, which applies nothing
+// twice: each bounce or complaint is gated by its event id (webhook.Apply) and
+// each message's count by its hash (bounce_messages). Two readers of one
+// mailbox (two replicas each watching it) are the same case: whichever applies
+// a message second changes nothing.
+func (s *Service) read(ctx context.Context, c *client.Client, accountID int64) (PollResult, error) {
+	res := PollResult{Outcomes: map[string]int{}}
 	criteria := imap.NewSearchCriteria()
 	criteria.WithoutFlags = []string{imap.DeletedFlag}
 	uids, err := c.UidSearch(criteria)
@@ -130,7 +232,7 @@ func (s *Service) poll(ctx context.Context, mb store.BounceMailbox) (PollResult,
 	}
 	for len(uids) > 0 && ctx.Err() == nil {
 		n := min(batch, len(uids))
-		if err := s.readBatch(ctx, c, mb.AccountID, uids[:n], &res); err != nil {
+		if err := s.readBatch(ctx, c, accountID, uids[:n], &res); err != nil {
 			return res, err
 		}
 		uids = uids[n:]
@@ -163,8 +265,8 @@ func (s *Service) readBatch(ctx context.Context, c *client.Client, accountID int
 		}
 		res.Read++
 		res.Outcomes[outcome]++
-		if s.afterApply != nil {
-			if err := s.afterApply(m.Uid); err != nil {
+		if after := s.afterApply.Load(); after != nil {
+			if err := (*after)(m.Uid); err != nil {
 				return err
 			}
 		}
@@ -190,9 +292,12 @@ func (s *Service) dial(ctx context.Context, mb store.BounceMailbox) (*client.Cli
 	if err != nil {
 		return nil, fmt.Errorf("imap connect: %w", err)
 	}
-	// The poll's deadline bounds every read and write.
+	// The handshakes are bounded here; then each command by the client's Timeout,
+	// and the whole connection by ctx (newSession).
 	if d, ok := ctx.Deadline(); ok {
 		_ = raw.SetDeadline(d)
+	} else {
+		_ = raw.SetDeadline(time.Now().Add(s.opts.Timeout))
 	}
 	conf := &tls.Config{ServerName: mb.Host, MinVersion: tls.VersionTLS12}
 	conn := raw
@@ -209,9 +314,11 @@ func (s *Service) dial(ctx context.Context, mb store.BounceMailbox) (*client.Cli
 		raw.Close() //nolint:errcheck // idem
 		return nil, fmt.Errorf("imap greeting: %w", err)
 	}
+	c.ErrorLog = log.New(io.Discard, "", 0) // a cut connection is reported by the command it cut
+	c.Timeout = s.opts.Timeout
 	if mb.Security == "starttls" {
 		if err := c.StartTLS(conf); err != nil {
-			raw.Close() //nolint:errcheck // idem
+			c.Terminate() //nolint:errcheck // idem
 			return nil, fmt.Errorf("imap starttls: %w", err)
 		}
 	}

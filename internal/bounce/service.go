@@ -2,15 +2,18 @@ package bounce
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/backoff"
 	"github.com/sendonce/sendonce/internal/egress"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/sender"
@@ -22,8 +25,16 @@ import (
 type Options struct {
 	// Interval is how long a mailbox rests between polls; default one minute.
 	Interval time.Duration
-	// Timeout bounds one poll of one mailbox (connect, read, delete); default two minutes.
+	// Timeout bounds one poll of one mailbox (connect, read, delete) and each
+	// command of a connection kept open; default two minutes.
 	Timeout time.Duration
+	// IdleRestart is how long one IDLE lasts before the reader ends it, reads the
+	// mailbox and issues the next: RFC 2177 asks for one at least every 29
+	// minutes (a server may log out a client idle longer); default 25 minutes.
+	IdleRestart time.Duration
+	// Reconnect spaces a watcher's attempts to connect again after its
+	// connection failed; default 2 s doubling up to 5 minutes, with jitter.
+	Reconnect backoff.Exponential
 	// Guard says where mailbox connections may go: a tenant aims them.
 	Guard egress.Guard
 	// Logger receives the poll failures; nil discards them.
@@ -41,7 +52,8 @@ type Service struct {
 	opts  Options
 	// afterApply, when set (tests), runs after a message is applied and before
 	// it is deleted; an error ends the poll there, as a crash would.
-	afterApply func(uid uint32) error
+	afterApply atomic.Pointer[func(uid uint32) error]
+	signals    testSignals
 }
 
 // NewService returns a Service: ring seals the mailbox passwords (as sender
@@ -52,6 +64,12 @@ func NewService(pool *pgxpool.Pool, ring *sender.KeyRing, verp *VERP, hooks *web
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = 2 * time.Minute
+	}
+	if o.IdleRestart <= 0 {
+		o.IdleRestart = 25 * time.Minute
+	}
+	if o.Reconnect.Base <= 0 {
+		o.Reconnect = backoff.Exponential{Base: 2 * time.Second, Max: 5 * time.Minute}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -84,6 +102,11 @@ type Mailbox struct {
 	Enabled                          bool
 	LastPollAt                       *time.Time
 	LastError                        *string
+	// Mode is how the mailbox was last read: ModeIdle, ModePoll, or "" before
+	// its first reading.
+	Mode string
+	// LastConnectedAt is when a reader last logged in to the mailbox.
+	LastConnectedAt *time.Time
 	// Processed counts the messages read, by what they were taken for
 	// (hard_bounce, soft_bounce, complaint, auto_reply, forged, foreign,
 	// unmatched, other), over the last 30 days.
@@ -160,7 +183,10 @@ func (s *Service) Get(ctx context.Context, accountID int64) (Mailbox, error) {
 	}
 	m := Mailbox{Host: row.Host, Port: int(row.Port), Security: row.Security, Username: row.Username,
 		Folder: row.Folder, Enabled: row.Enabled, LastPollAt: row.LastPollAt, LastError: row.LastError,
-		Processed: map[string]int64{}}
+		LastConnectedAt: row.LastConnectedAt, Processed: map[string]int64{}}
+	if row.ReaderMode != nil {
+		m.Mode = *row.ReaderMode
+	}
 	for _, c := range counts {
 		m.Processed[c.Outcome] = c.N
 	}
@@ -182,4 +208,60 @@ func (s *Service) Delete(ctx context.Context, accountID int64) error {
 		return nil
 	})
 	return err
+}
+
+// CheckKeys returns an error naming the accounts whose mailbox password ring
+// cannot decrypt (the start-up check, with the senders' and DKIM keys').
+func CheckKeys(ctx context.Context, pool *pgxpool.Pool, ring *sender.KeyRing) error {
+	rows, err := store.New(pool).BounceMailboxSecretsAll(ctx)
+	if err != nil {
+		return err
+	}
+	var bad []string
+	var first error
+	for _, r := range rows {
+		if _, err := ring.Open(r.SecretKeyID, r.Secret, aad(r.AccountID)); err != nil {
+			bad = append(bad, strconv.FormatInt(r.AccountID, 10))
+			if first == nil {
+				first = err
+			}
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("SENDONCE_SECRETS_KEY cannot decrypt the bounce mailbox password of %d account(s) (ids %s): %w; "+
+			"add the key they were encrypted with to the ring", len(bad), strings.Join(bad, ", "), first)
+	}
+	return nil
+}
+
+// Rotate re-encrypts every stored mailbox password under ring's first key and
+// returns how many changed (`sendonce senders rotate-secrets` runs it with the
+// senders' credentials and the DKIM keys).
+func Rotate(ctx context.Context, pool *pgxpool.Pool, ring *sender.KeyRing) (int, error) {
+	q := store.New(pool)
+	rows, err := q.BounceMailboxSecretsAll(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, r := range rows {
+		if r.SecretKeyID == ring.First() {
+			continue
+		}
+		pt, err := ring.Open(r.SecretKeyID, r.Secret, aad(r.AccountID))
+		if err != nil {
+			return n, fmt.Errorf("bounce mailbox of account %d: %w", r.AccountID, err)
+		}
+		keyID, sealed, err := ring.Seal(pt, aad(r.AccountID))
+		if err != nil {
+			return n, err
+		}
+		c, err := q.BounceMailboxSecretReplace(ctx, store.BounceMailboxSecretReplaceParams{SecretKeyID: keyID,
+			Secret: sealed, AccountID: r.AccountID, OldSecret: r.Secret})
+		if err != nil {
+			return n, err
+		}
+		n += int(c)
+	}
+	return n, nil
 }

@@ -107,6 +107,12 @@ func (a *App) printBounceMailbox(cmd *cobra.Command, m *client.BounceMailbox) er
 	} else {
 		fmt.Fprintln(w, "last read: never")
 	}
+	if m.Mode != nil {
+		fmt.Fprintf(w, "mode:      %s\n", *m.Mode)
+	}
+	if m.LastConnectedAt != nil {
+		fmt.Fprintf(w, "connected: %s\n", m.LastConnectedAt.Format("2006-01-02 15:04:05Z07:00"))
+	}
 	if m.LastError != nil {
 		fmt.Fprintf(w, "error:     %s\n", *m.LastError)
 	}

@@ -18,7 +18,7 @@ import (
 // go-imap's memory backend on loopback, which the service is let reach) with the
 // password read from standard input, which neither it nor `get` prints; the
 // running service reads it in the background (its one message, not a report, is
-// counted as other); a bad port is the API's 422; `delete` removes it.
+// counted as other) and, the server offering IDLE, watches it (mode idle); a bad port is the API's 422; `delete` removes it.
 func TestCLIBounceMailbox(t *testing.T) {
 	t.Parallel()
 	srv := server.New(memory.New())
@@ -49,6 +49,13 @@ func TestCLIBounceMailbox(t *testing.T) {
 	}, 60*time.Second, 500*time.Millisecond, "the service reads the mailbox")
 	require.Nil(t, got.LastError)
 	require.Equal(t, map[string]int64{"other": 1}, got.Processed)
+	// go-imap's server offers IDLE: the reader keeps the connection and IDLEs.
+	require.NotNil(t, got.Mode)
+	require.Equal(t, client.Idle, *got.Mode)
+	require.NotNil(t, got.LastConnectedAt)
+	r = run("", "bounce-mailbox", "get")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "mode:      idle")
 
 	r = run("", "bounce-mailbox", "delete")
 	require.Equal(t, 0, r.code, r.stderr)

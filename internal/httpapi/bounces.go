@@ -8,9 +8,14 @@ import (
 )
 
 func toAPIBounceMailbox(m bounce.Mailbox) api.BounceMailbox {
-	return api.BounceMailbox{Host: m.Host, Port: m.Port, Security: api.BounceMailboxSecurity(m.Security),
+	out := api.BounceMailbox{Host: m.Host, Port: m.Port, Security: api.BounceMailboxSecurity(m.Security),
 		Username: m.Username, Folder: m.Folder, Enabled: m.Enabled, LastPollAt: m.LastPollAt, LastError: m.LastError,
-		Processed: m.Processed}
+		LastConnectedAt: m.LastConnectedAt, Processed: m.Processed}
+	if m.Mode != "" {
+		mode := api.BounceMailboxMode(m.Mode)
+		out.Mode = &mode
+	}
+	return out
 }
 
 // getBounceMailbox answers GET /v1/bounce-mailbox.

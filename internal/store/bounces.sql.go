@@ -10,6 +10,23 @@ import (
 	"time"
 )
 
+const bounceMailboxConnected = `-- name: BounceMailboxConnected :exec
+UPDATE bounce_mailboxes
+SET last_connected_at = coalesce($1::timestamptz, now()), reader_mode = $2
+WHERE account_id = $3
+`
+
+type BounceMailboxConnectedParams struct {
+	Now       *time.Time
+	Mode      *string
+	AccountID int64
+}
+
+func (q *Queries) BounceMailboxConnected(ctx context.Context, arg BounceMailboxConnectedParams) error {
+	_, err := q.db.Exec(ctx, bounceMailboxConnected, arg.Now, arg.Mode, arg.AccountID)
+	return err
+}
+
 const bounceMailboxDelete = `-- name: BounceMailboxDelete :execrows
 DELETE FROM bounce_mailboxes WHERE account_id = $1
 `
@@ -23,24 +40,32 @@ func (q *Queries) BounceMailboxDelete(ctx context.Context, accountID int64) (int
 }
 
 const bounceMailboxDue = `-- name: BounceMailboxDue :many
-SELECT account_id, host, port, security, username, secret_key_id, secret, folder, enabled, last_poll_at, last_error, created_at, updated_at FROM bounce_mailboxes
+SELECT account_id, host, port, security, username, secret_key_id, secret, folder, enabled, last_poll_at, last_error, created_at, updated_at, reader_mode, last_connected_at FROM bounce_mailboxes
 WHERE enabled
+  AND account_id <> ALL(coalesce($1::bigint[], '{}'))
   AND (last_poll_at IS NULL
-       OR last_poll_at <= coalesce($1::timestamptz, now()) - make_interval(secs => $2::float8))
+       OR last_poll_at <= coalesce($2::timestamptz, now()) - make_interval(secs => $3::float8))
 ORDER BY last_poll_at NULLS FIRST, account_id
-LIMIT $3
+LIMIT $4
 `
 
 type BounceMailboxDueParams struct {
+	Watching        []int64
 	Now             *time.Time
 	IntervalSeconds float64
 	MaxRows         int32
 }
 
 // The enabled mailboxes not polled within the interval, the longest waiting
-// first, so no account's mailbox starves another's.
+// first, so no account's mailbox starves another's; those this process already
+// watches (IDLE) are left out, so they never take the places of the others.
 func (q *Queries) BounceMailboxDue(ctx context.Context, arg BounceMailboxDueParams) ([]BounceMailbox, error) {
-	rows, err := q.db.Query(ctx, bounceMailboxDue, arg.Now, arg.IntervalSeconds, arg.MaxRows)
+	rows, err := q.db.Query(ctx, bounceMailboxDue,
+		arg.Watching,
+		arg.Now,
+		arg.IntervalSeconds,
+		arg.MaxRows,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -62,6 +87,8 @@ func (q *Queries) BounceMailboxDue(ctx context.Context, arg BounceMailboxDuePara
 			&i.LastError,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.ReaderMode,
+			&i.LastConnectedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -74,7 +101,7 @@ func (q *Queries) BounceMailboxDue(ctx context.Context, arg BounceMailboxDuePara
 }
 
 const bounceMailboxGet = `-- name: BounceMailboxGet :one
-SELECT account_id, host, port, security, username, secret_key_id, secret, folder, enabled, last_poll_at, last_error, created_at, updated_at FROM bounce_mailboxes WHERE account_id = $1
+SELECT account_id, host, port, security, username, secret_key_id, secret, folder, enabled, last_poll_at, last_error, created_at, updated_at, reader_mode, last_connected_at FROM bounce_mailboxes WHERE account_id = $1
 `
 
 func (q *Queries) BounceMailboxGet(ctx context.Context, accountID int64) (BounceMailbox, error) {
@@ -94,25 +121,95 @@ func (q *Queries) BounceMailboxGet(ctx context.Context, accountID int64) (Bounce
 		&i.LastError,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ReaderMode,
+		&i.LastConnectedAt,
 	)
 	return i, err
 }
 
 const bounceMailboxPolled = `-- name: BounceMailboxPolled :exec
 UPDATE bounce_mailboxes
-SET last_poll_at = coalesce($1::timestamptz, now()), last_error = $2
-WHERE account_id = $3
+SET last_poll_at = coalesce($1::timestamptz, now()), last_error = $2,
+    reader_mode = coalesce($3, reader_mode)
+WHERE account_id = $4
 `
 
 type BounceMailboxPolledParams struct {
 	Now       *time.Time
 	LastError *string
+	Mode      *string
 	AccountID int64
 }
 
+// A reading's outcome: when, its error if any, and the reader's mode when known
+// (a failure before the server said whether it offers IDLE keeps the last one).
 func (q *Queries) BounceMailboxPolled(ctx context.Context, arg BounceMailboxPolledParams) error {
-	_, err := q.db.Exec(ctx, bounceMailboxPolled, arg.Now, arg.LastError, arg.AccountID)
+	_, err := q.db.Exec(ctx, bounceMailboxPolled,
+		arg.Now,
+		arg.LastError,
+		arg.Mode,
+		arg.AccountID,
+	)
 	return err
+}
+
+const bounceMailboxSecretReplace = `-- name: BounceMailboxSecretReplace :execrows
+UPDATE bounce_mailboxes SET secret_key_id = $1, secret = $2
+WHERE account_id = $3 AND secret = $4
+`
+
+type BounceMailboxSecretReplaceParams struct {
+	SecretKeyID string
+	Secret      []byte
+	AccountID   int64
+	OldSecret   []byte
+}
+
+// Rotation's compare-and-set: re-encrypted under the ring's first key only if the
+// row still holds the ciphertext that was decrypted.
+func (q *Queries) BounceMailboxSecretReplace(ctx context.Context, arg BounceMailboxSecretReplaceParams) (int64, error) {
+	result, err := q.db.Exec(ctx, bounceMailboxSecretReplace,
+		arg.SecretKeyID,
+		arg.Secret,
+		arg.AccountID,
+		arg.OldSecret,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const bounceMailboxSecretsAll = `-- name: BounceMailboxSecretsAll :many
+SELECT account_id, secret_key_id, secret FROM bounce_mailboxes ORDER BY account_id
+`
+
+type BounceMailboxSecretsAllRow struct {
+	AccountID   int64
+	SecretKeyID string
+	Secret      []byte
+}
+
+// Every stored mailbox password, for the start-up check that the key ring
+// decrypts them and for rotation. Not a tenant query: it serves the operator.
+func (q *Queries) BounceMailboxSecretsAll(ctx context.Context) ([]BounceMailboxSecretsAllRow, error) {
+	rows, err := q.db.Query(ctx, bounceMailboxSecretsAll)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []BounceMailboxSecretsAllRow{}
+	for rows.Next() {
+		var i BounceMailboxSecretsAllRow
+		if err := rows.Scan(&i.AccountID, &i.SecretKeyID, &i.Secret); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const bounceMailboxUpsert = `-- name: BounceMailboxUpsert :one
@@ -122,7 +219,7 @@ ON CONFLICT (account_id) DO UPDATE
 SET host = excluded.host, port = excluded.port, security = excluded.security, username = excluded.username,
     secret_key_id = excluded.secret_key_id, secret = excluded.secret, folder = excluded.folder,
     enabled = excluded.enabled, last_error = NULL, updated_at = now()
-RETURNING account_id, host, port, security, username, secret_key_id, secret, folder, enabled, last_poll_at, last_error, created_at, updated_at
+RETURNING account_id, host, port, security, username, secret_key_id, secret, folder, enabled, last_poll_at, last_error, created_at, updated_at, reader_mode, last_connected_at
 `
 
 type BounceMailboxUpsertParams struct {
@@ -164,8 +261,43 @@ func (q *Queries) BounceMailboxUpsert(ctx context.Context, arg BounceMailboxUpse
 		&i.LastError,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ReaderMode,
+		&i.LastConnectedAt,
 	)
 	return i, err
+}
+
+const bounceMailboxWatched = `-- name: BounceMailboxWatched :many
+SELECT account_id, updated_at FROM bounce_mailboxes
+WHERE enabled AND account_id = ANY($1::bigint[])
+`
+
+type BounceMailboxWatchedRow struct {
+	AccountID int64
+	UpdatedAt time.Time
+}
+
+// The mailboxes a process watches that are still to be watched as they were
+// when it connected: a mailbox missing here was deleted, disabled or changed
+// (updated_at), and its watcher lets go of it.
+func (q *Queries) BounceMailboxWatched(ctx context.Context, accountIds []int64) ([]BounceMailboxWatchedRow, error) {
+	rows, err := q.db.Query(ctx, bounceMailboxWatched, accountIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []BounceMailboxWatchedRow{}
+	for rows.Next() {
+		var i BounceMailboxWatchedRow
+		if err := rows.Scan(&i.AccountID, &i.UpdatedAt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const bounceMessageCounts = `-- name: BounceMessageCounts :many

@@ -98,19 +98,21 @@ type AuditLog struct {
 }
 
 type BounceMailbox struct {
-	AccountID   int64
-	Host        string
-	Port        int32
-	Security    string
-	Username    string
-	SecretKeyID string
-	Secret      []byte
-	Folder      string
-	Enabled     bool
-	LastPollAt  *time.Time
-	LastError   *string
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	AccountID       int64
+	Host            string
+	Port            int32
+	Security        string
+	Username        string
+	SecretKeyID     string
+	Secret          []byte
+	Folder          string
+	Enabled         bool
+	LastPollAt      *time.Time
+	LastError       *string
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+	ReaderMode      *string
+	LastConnectedAt *time.Time
 }
 
 type BounceMessage struct {

@@ -314,11 +314,12 @@ function BounceMailbox() {
     try { await api('DELETE', '/v1/bounce-mailbox'); reload(); } catch (err) { setError(err); }
   };
   return html`<section aria-labelledby="bounce-mailbox"><h2 id="bounce-mailbox">Bounce mailbox</h2>
-    <p>Bounces and complaint reports sent back to the Return-Path of smtp senders with a bounce domain are read from this IMAP mailbox about once a minute and applied like a provider's webhook. Every message read is deleted: use a mailbox for this alone.</p>
+    <p>Bounces and complaint reports sent back to the Return-Path of smtp senders with a bounce domain are read from this IMAP mailbox as they arrive (IMAP IDLE; about once a minute where the server does not offer it) and applied like a provider's webhook. Every message read is deleted: use a mailbox for this alone.</p>
     <${ErrorBox} error=${loadError} />
     ${m && html`<dl class="facts" data-bounce-mailbox>
       <dt>Mailbox</dt><dd>${m.username} at ${m.host}:${m.port} (${m.security}), folder ${m.folder}${m.enabled ? '' : ' (not read)'}</dd>
       <dt>Last read</dt><dd>${m.last_poll_at ? when(m.last_poll_at) : 'not yet'}</dd>
+      <dt>Reading</dt><dd>${m.mode === 'idle' ? 'as reports arrive (IMAP IDLE)' : m.mode === 'poll' ? 'once a minute (the server does not offer IDLE)' : 'not yet'}</dd>
       ${m.last_error && html`<dt>Last error</dt><dd class="field-error">${m.last_error}</dd>`}
       <dt>Read (30 days)</dt><dd>${Object.keys(m.processed).length ? Object.entries(m.processed).map(([k, n]) => `${k.replace('_', ' ')}: ${n}`).join(', ') : 'nothing yet'}</dd>
     </dl>

@@ -3170,7 +3170,7 @@ export interface paths {
         };
         /**
          * Get the bounce mailbox
-         * @description The account's bounce mailbox (without its password) and its status: when it was last read, the last error, and the messages read over the last 30 days by what they were taken for.
+         * @description The account's bounce mailbox (without its password) and its status: how it is read (mode: idle or poll), when it was last read and last connected to, the last error, and the messages read over the last 30 days by what they were taken for.
          */
         get: operations["getBounceMailbox"];
         /**
@@ -7484,9 +7484,22 @@ export interface components {
             username: string;
             folder: string;
             enabled: boolean;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the mailbox was last read.
+             */
             last_poll_at?: string | null;
             last_error?: string | null;
+            /**
+             * @description How the mailbox is read: idle while a reader keeps a connection open and the server tells it of each new message (IMAP IDLE, RFC 2177: reports are applied within seconds), poll when the server does not offer IDLE (read about once a minute). Null before the first reading.
+             * @enum {string|null}
+             */
+            mode?: "idle" | "poll" | null;
+            /**
+             * Format: date-time
+             * @description When a reader last logged in to the mailbox (a reconnection after a dropped connection moves it).
+             */
+            last_connected_at?: string | null;
             /** @description Messages read over the last 30 days by what they were taken for: hard_bounce, soft_bounce, complaint, auto_reply, forged (a token that does not verify), foreign (another account's token), unmatched (no token, or its send is gone) and other. */
             processed: {
                 [key: string]: number;
