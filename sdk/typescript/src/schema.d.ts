@@ -6014,6 +6014,13 @@ export interface components {
          *       "name": "brand",
          *       "html": "<html><body style=\"background:#f4f4f4\"><div style=\"max-width:600px;margin:auto\">{{content}}<p><a href=\"{{.UnsubscribeURL}}\">Unsubscribe</a></p></div></body></html>",
          *       "text": "{{content}}\n\nUnsubscribe: {{.UnsubscribeURL}}",
+         *       "header": "<p style=\"color:{{brand.primary}}\"><strong>Example Ltd</strong></p>",
+         *       "footer": "<p style=\"font-size:12px\">Example Ltd, 1 Main Street</p>",
+         *       "brand": {
+         *         "primary": "#0b6e4f",
+         *         "background": "#f4f4f4",
+         *         "link": "#0b6e4f"
+         *       },
          *       "default": true,
          *       "created_at": "2026-11-02T09:00:00Z",
          *       "updated_at": "2026-11-02T09:00:00Z"
@@ -6023,10 +6030,15 @@ export interface components {
             /** Format: int64 */
             id: number;
             name: string;
-            /** @description An HTML template with {{content}} exactly once, where the body goes; other actions ({{.UnsubscribeURL}}, …) work as in any template. */
+            /** @description An HTML template with {{content}} exactly once, where the body goes, and at most one {{header}} and one {{footer}} (absent: the header goes just before the body, the footer just after); {{brand.primary}}, {{brand.background}}, {{brand.text}} and {{brand.link}} read the brand colours (their defaults when unset: #1a56db, #ffffff, #222222, #1a56db); other actions ({{.UnsubscribeURL}}, …) work as in any template. */
             html: string;
-            /** @description The text frame with {{content}} once, or empty (the text part is then the body's alone). */
+            /** @description The text frame with {{content}} once, or empty (the text part is then the body's alone). The header and footer are HTML and are not in the text part. */
             text: string;
+            /** @description An HTML fragment put at {{header}} (or before the body); the brand tokens and template actions work in it. Empty: none. */
+            header: string;
+            /** @description An HTML fragment put at {{footer}} (or after the body), e.g. the postal address and the unsubscribe link. Empty: none. */
+            footer: string;
+            brand: components["schemas"]["LayoutBrand"];
             /** @description The account's default layout: it frames Markdown content that names none. */
             default: boolean;
             /** Format: date-time */
@@ -6035,10 +6047,31 @@ export interface components {
             updated_at: string;
         };
         /**
+         * @description The layout's brand colours, each #rrggbb (another form is 422 naming /brand/<colour>); absent or empty: none. Block designs framed in the layout take them as the defaults of what they leave unset: primary a button's background, background the colour around the content, text the headings' and text's colour, link the links' colour. In a create or an update, a colour left out is kept (or none), an empty one is taken away.
+         * @example {
+         *       "primary": "#0b6e4f",
+         *       "background": "#f4f4f4",
+         *       "text": "#1f2933",
+         *       "link": "#0b6e4f"
+         *     }
+         */
+        LayoutBrand: {
+            primary?: string;
+            background?: string;
+            text?: string;
+            link?: string;
+        };
+        /**
          * @example {
          *       "name": "brand",
-         *       "html": "<div style=\"max-width:600px\">{{content}}</div>",
+         *       "html": "<div style=\"max-width:600px;background:{{brand.background}}\">{{header}}{{content}}{{footer}}</div>",
          *       "text": "{{content}}",
+         *       "header": "<h1 style=\"color:{{brand.primary}}\">Example</h1>",
+         *       "footer": "<p>Example Ltd</p>",
+         *       "brand": {
+         *         "primary": "#0b6e4f",
+         *         "background": "#f4f4f4"
+         *       },
          *       "default": true
          *     }
          */
@@ -6046,17 +6079,26 @@ export interface components {
             name: string;
             html: string;
             text?: string;
+            header?: string;
+            footer?: string;
+            brand?: components["schemas"]["LayoutBrand"];
             default?: boolean;
         };
         /**
          * @example {
-         *       "html": "<div style=\"max-width:640px\">{{content}}</div>"
+         *       "html": "<div style=\"max-width:640px\">{{content}}</div>",
+         *       "brand": {
+         *         "primary": "#c2410c"
+         *       }
          *     }
          */
         LayoutUpdate: {
             name?: string;
             html?: string;
             text?: string;
+            header?: string;
+            footer?: string;
+            brand?: components["schemas"]["LayoutBrand"];
             default?: boolean;
         };
         /**
@@ -6067,6 +6109,9 @@ export interface components {
          *           "name": "brand",
          *           "html": "<div>{{content}}</div>",
          *           "text": "",
+         *           "header": "",
+         *           "footer": "",
+         *           "brand": {},
          *           "default": true,
          *           "created_at": "2026-11-02T09:00:00Z",
          *           "updated_at": "2026-11-02T09:00:00Z"
