@@ -10741,8 +10741,10 @@ type ClientInterface interface {
 	// DeleteMedia Delete image
 	//
 	// Delete an image. An image that a campaign past draft names in its content (its address or its thumbnail's)
-	// is kept, since that campaign's archive and web view show it: 409 with `campaign_ids`. A draft naming it does
-	// not keep it (its preview then shows a broken image).
+	// is kept, since that campaign's archive and web view show it, and so is one that a stored transactional
+	// message names (queued, or sent and kept until the account's message retention removes it: its web view
+	// shows it): 409 with `campaign_ids` and `message_ids` (up to 10 of each). A draft naming it does not keep
+	// it (its preview then shows a broken image).
 	//
 	// Corresponds with DELETE /v1/media/{id} (the `DeleteMedia` operationId).
 	DeleteMedia(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -14709,8 +14711,10 @@ func (c *Raw) UploadMediaWithBody(ctx context.Context, params *UploadMediaParams
 // DeleteMedia Delete image
 //
 // Delete an image. An image that a campaign past draft names in its content (its address or its thumbnail's)
-// is kept, since that campaign's archive and web view show it: 409 with `campaign_ids`. A draft naming it does
-// not keep it (its preview then shows a broken image).
+// is kept, since that campaign's archive and web view show it, and so is one that a stored transactional
+// message names (queued, or sent and kept until the account's message retention removes it: its web view
+// shows it): 409 with `campaign_ids` and `message_ids` (up to 10 of each). A draft naming it does not keep
+// it (its preview then shows a broken image).
 //
 // Corresponds with DELETE /v1/media/{id} (the `DeleteMedia` operationId).
 func (c *Raw) DeleteMedia(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -28032,8 +28036,10 @@ type ClientWithResponsesInterface interface {
 	// DeleteMediaWithResponse Delete image
 	//
 	// Delete an image. An image that a campaign past draft names in its content (its address or its thumbnail's)
-	// is kept, since that campaign's archive and web view show it: 409 with `campaign_ids`. A draft naming it does
-	// not keep it (its preview then shows a broken image).
+	// is kept, since that campaign's archive and web view show it, and so is one that a stored transactional
+	// message names (queued, or sent and kept until the account's message retention removes it: its web view
+	// shows it): 409 with `campaign_ids` and `message_ids` (up to 10 of each). A draft naming it does not keep
+	// it (its preview then shows a broken image).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -53129,8 +53135,10 @@ func (c *ClientWithResponses) UploadMediaWithBodyWithResponse(ctx context.Contex
 // DeleteMediaWithResponse Delete image
 //
 // Delete an image. An image that a campaign past draft names in its content (its address or its thumbnail's)
-// is kept, since that campaign's archive and web view show it: 409 with `campaign_ids`. A draft naming it does
-// not keep it (its preview then shows a broken image).
+// is kept, since that campaign's archive and web view show it, and so is one that a stored transactional
+// message names (queued, or sent and kept until the account's message retention removes it: its web view
+// shows it): 409 with `campaign_ids` and `message_ids` (up to 10 of each). A draft naming it does not keep
+// it (its preview then shows a broken image).
 //
 // Returns a wrapper object for the known response body format(s).
 //
