@@ -14,7 +14,7 @@ import (
 
 // TestCLILayoutBrand: layouts create and edit take the header and footer from
 // files and the brand colours from flags; an edit changes only the colours
-// given (” takes one away); a bad colour is refused naming it.
+// given (an empty one takes it away); a bad colour is refused naming it.
 func TestCLILayoutBrand(t *testing.T) {
 	t.Parallel()
 	run, _, _ := setup(t)
