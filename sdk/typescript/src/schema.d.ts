@@ -1563,8 +1563,10 @@ export interface paths {
         /**
          * Delete image
          * @description Delete an image. An image that a campaign past draft names in its content (its address or its thumbnail's)
-         *     is kept, since that campaign's archive and web view show it: 409 with `campaign_ids`. A draft naming it does
-         *     not keep it (its preview then shows a broken image).
+         *     is kept, since that campaign's archive and web view show it, and so is one that a stored transactional
+         *     message names (queued, or sent and kept until the account's message retention removes it: its web view
+         *     shows it): 409 with `campaign_ids` and `message_ids` (up to 10 of each). A draft naming it does not keep
+         *     it (its preview then shows a broken image).
          */
         delete: operations["deleteMedia"];
         options?: never;
