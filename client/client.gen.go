@@ -4428,7 +4428,7 @@ type MessageBatch struct {
 	Messages []struct {
 		IdempotencyKey string `json:"idempotency_key"`
 
-		// Message Either template_id, or subject with html and/or text, or subject with markdown (and optionally layout_id). Optionally the sender it leaves through (sender_id).
+		// Message Either template_id, or subject with html and/or text, or subject with markdown or blocks (and optionally layout_id). Optionally the sender it leaves through (sender_id).
 		//
 		// Example: {"data":{"order":"A-1002"},"from":"shop@example.com","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada"}
 		Message MessageCreate `json:"message"`
@@ -4447,7 +4447,7 @@ type MessageBatchResult struct {
 	} `json:"results"`
 }
 
-// MessageCreate Either template_id, or subject with html and/or text, or subject with markdown (and optionally layout_id). Optionally the sender it leaves through (sender_id).
+// MessageCreate Either template_id, or subject with html and/or text, or subject with markdown or blocks (and optionally layout_id). Optionally the sender it leaves through (sender_id).
 //
 // Example: {"data":{"order":"A-1002"},"from":"shop@example.com","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada"}
 type MessageCreate struct {
@@ -4455,6 +4455,11 @@ type MessageCreate struct {
 
 	// Bcc Blind copies: in the envelope (the provider's recipient list) only, never in a header.
 	Bcc *[]string `json:"bcc,omitempty"`
+
+	// Blocks A design of the visual builder (content_type blocks): rows of 1 to 4 columns holding blocks, rendered once, when saved, to email-safe HTML (tables, inline styles, columns that stack on narrow screens, Outlook ghost tables) and a text part, framed in the layout. Text fields may hold Go template actions. At most 50 rows, 200 blocks, 256 KiB; a bad design is a 422 naming the field under /blocks (docs/content.md#blocks).
+	//
+	// Example: {"rows":[{"columns":[{"blocks":[{"text":"Hello {{.Name}}","type":"heading"},{"text":"Read more","type":"button","url":"https://example.com/news"},{"text":"Example Ltd, 1 Main St","type":"footer"}]}]}]}
+	Blocks *BlockDesign `json:"blocks,omitempty"`
 
 	// Category Absent: transactional.
 	Category *MessageCreateCategory `json:"category,omitempty"`
@@ -4471,7 +4476,7 @@ type MessageCreate struct {
 	Headers *map[string]string `json:"headers,omitempty"`
 	Html    *string            `json:"html,omitempty"`
 
-	// LayoutId The account's layout that frames the markdown (absent: the account's default layout, if any). Only with markdown; another account's layout is 422 naming /layout_id. Part of the Idempotency-Key's request.
+	// LayoutId The account's layout that frames the markdown or the blocks (a design of the visual builder instead of html and text: giving it with html, text or markdown is 422 naming /blocks; a bad design is 422 naming the field under /blocks; its brand colours are the design's defaults) (absent: the account's default layout, if any). Only with markdown or blocks; another account's layout is 422 naming /layout_id. Both are part of the Idempotency-Key's request.
 	LayoutId *int64 `json:"layout_id,omitempty"`
 
 	// Markdown The body in Markdown instead of html and text (giving both is 422 naming /markdown): converted when the message is accepted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; the html and text parts are composed from it. Part of the Idempotency-Key's request.

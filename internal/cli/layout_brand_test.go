@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -53,6 +54,15 @@ func TestCLILayoutBrand(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(ok("layouts", "edit", id, "--brand-link", "", "--json")), &cleared))
 	require.Nil(t, cleared.Brand.Link)
 	require.Equal(t, "#111111", *cleared.Brand.Primary)
+
+	// A message from a block design framed in the layout takes its colours.
+	blocks := write("design.json", `{"rows":[{"columns":[{"blocks":[{"type":"button","text":"Track","url":"https://shop.example/t"}]}]}]}`)
+	var m client.Message
+	require.NoError(t, json.Unmarshal([]byte(ok("messages", "send", "--to", "ada@example.com", "--from", "shop@example.com", "--subject", "Order",
+		"--blocks", blocks, "--layout", strconv.FormatInt(l.Id, 10), "--idempotency-key", "blk-1", "--json")), &m))
+	require.Equal(t, "Order", m.Subject)
+	require.Equal(t, ExitUsage, run("messages", "send", "--to", "ada@example.com", "--from", "shop@example.com", "--subject", "Order",
+		"--blocks", blocks, "--markdown", frame, "--idempotency-key", "both").code)
 
 	r := run("layouts", "edit", id, "--brand-background", "blue")
 	require.Equal(t, ExitRefused, r.code, r.stderr)

@@ -5190,7 +5190,7 @@ export interface components {
          */
         AmbiguousPolicy: "skip" | "retry";
         /**
-         * @description Either template_id, or subject with html and/or text, or subject with markdown (and optionally layout_id). Optionally the sender it leaves through (sender_id).
+         * @description Either template_id, or subject with html and/or text, or subject with markdown or blocks (and optionally layout_id). Optionally the sender it leaves through (sender_id).
          * @example {
          *       "to": "ada@example.com",
          *       "to_name": "Ada",
@@ -5223,9 +5223,10 @@ export interface components {
             text?: string;
             /** @description The body in Markdown instead of html and text (giving both is 422 naming /markdown): converted when the message is accepted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; the html and text parts are composed from it. Part of the Idempotency-Key's request. */
             markdown?: string;
+            blocks?: components["schemas"]["BlockDesign"];
             /**
              * Format: int64
-             * @description The account's layout that frames the markdown (absent: the account's default layout, if any). Only with markdown; another account's layout is 422 naming /layout_id. Part of the Idempotency-Key's request.
+             * @description The account's layout that frames the markdown or the blocks (a design of the visual builder instead of html and text: giving it with html, text or markdown is 422 naming /blocks; a bad design is 422 naming the field under /blocks; its brand colours are the design's defaults) (absent: the account's default layout, if any). Only with markdown or blocks; another account's layout is 422 naming /layout_id. Both are part of the Idempotency-Key's request.
              */
             layout_id?: number;
             /** @description The templates' .Attributes (at most 64 KiB). */
