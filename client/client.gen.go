@@ -4124,43 +4124,75 @@ type InvitationCreate struct {
 	Role MemberRole `json:"role"`
 }
 
-// Layout Example: {"created_at":"2026-11-02T09:00:00Z","default":true,"html":"\u003chtml\u003e\u003cbody style=\"background:#f4f4f4\"\u003e\u003cdiv style=\"max-width:600px;margin:auto\"\u003e{{content}}\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e\u003c/div\u003e\u003c/body\u003e\u003c/html\u003e","id":5,"name":"brand","text":"{{content}}\n\nUnsubscribe: {{.UnsubscribeURL}}","updated_at":"2026-11-02T09:00:00Z"}
+// Layout Example: {"brand":{"background":"#f4f4f4","link":"#0b6e4f","primary":"#0b6e4f"},"created_at":"2026-11-02T09:00:00Z","default":true,"footer":"\u003cp style=\"font-size:12px\"\u003eExample Ltd, 1 Main Street\u003c/p\u003e","header":"\u003cp style=\"color:{{brand.primary}}\"\u003e\u003cstrong\u003eExample Ltd\u003c/strong\u003e\u003c/p\u003e","html":"\u003chtml\u003e\u003cbody style=\"background:#f4f4f4\"\u003e\u003cdiv style=\"max-width:600px;margin:auto\"\u003e{{content}}\u003cp\u003e\u003ca href=\"{{.UnsubscribeURL}}\"\u003eUnsubscribe\u003c/a\u003e\u003c/p\u003e\u003c/div\u003e\u003c/body\u003e\u003c/html\u003e","id":5,"name":"brand","text":"{{content}}\n\nUnsubscribe: {{.UnsubscribeURL}}","updated_at":"2026-11-02T09:00:00Z"}
 type Layout struct {
-	CreatedAt time.Time `json:"created_at"`
+	// Brand The layout's brand colours, each #rrggbb (another form is 422 naming /brand/<colour>); absent or empty: none. Block designs framed in the layout take them as the defaults of what they leave unset: primary a button's background, background the colour around the content, text the headings' and text's colour, link the links' colour. In a create or an update, a colour left out is kept (or none), an empty one is taken away.
+	//
+	// Example: {"background":"#f4f4f4","link":"#0b6e4f","primary":"#0b6e4f","text":"#1f2933"}
+	Brand     LayoutBrand `json:"brand"`
+	CreatedAt time.Time   `json:"created_at"`
 
 	// Default The account's default layout: it frames Markdown content that names none.
 	Default bool `json:"default"`
 
-	// Html An HTML template with {{content}} exactly once, where the body goes; other actions ({{.UnsubscribeURL}}, …) work as in any template.
+	// Footer An HTML fragment put at {{footer}} (or after the body), e.g. the postal address and the unsubscribe link. Empty: none.
+	Footer string `json:"footer"`
+
+	// Header An HTML fragment put at {{header}} (or before the body); the brand tokens and template actions work in it. Empty: none.
+	Header string `json:"header"`
+
+	// Html An HTML template with {{content}} exactly once, where the body goes, and at most one {{header}} and one {{footer}} (absent: the header goes just before the body, the footer just after); {{brand.primary}}, {{brand.background}}, {{brand.text}} and {{brand.link}} read the brand colours (their defaults when unset: #1a56db, #ffffff, #222222, #1a56db); other actions ({{.UnsubscribeURL}}, …) work as in any template.
 	Html string `json:"html"`
 	Id   int64  `json:"id"`
 	Name string `json:"name"`
 
-	// Text The text frame with {{content}} once, or empty (the text part is then the body's alone).
+	// Text The text frame with {{content}} once, or empty (the text part is then the body's alone). The header and footer are HTML and are not in the text part.
 	Text      string    `json:"text"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// LayoutCreate Example: {"default":true,"html":"\u003cdiv style=\"max-width:600px\"\u003e{{content}}\u003c/div\u003e","name":"brand","text":"{{content}}"}
-type LayoutCreate struct {
-	Default *bool   `json:"default,omitempty"`
-	Html    string  `json:"html"`
-	Name    string  `json:"name"`
-	Text    *string `json:"text,omitempty"`
+// LayoutBrand The layout's brand colours, each #rrggbb (another form is 422 naming /brand/<colour>); absent or empty: none. Block designs framed in the layout take them as the defaults of what they leave unset: primary a button's background, background the colour around the content, text the headings' and text's colour, link the links' colour. In a create or an update, a colour left out is kept (or none), an empty one is taken away.
+//
+// Example: {"background":"#f4f4f4","link":"#0b6e4f","primary":"#0b6e4f","text":"#1f2933"}
+type LayoutBrand struct {
+	Background *string `json:"background,omitempty"`
+	Link       *string `json:"link,omitempty"`
+	Primary    *string `json:"primary,omitempty"`
+	Text       *string `json:"text,omitempty"`
 }
 
-// LayoutPage Example: {"data":[{"created_at":"2026-11-02T09:00:00Z","default":true,"html":"\u003cdiv\u003e{{content}}\u003c/div\u003e","id":5,"name":"brand","text":"","updated_at":"2026-11-02T09:00:00Z"}],"next_cursor":null}
+// LayoutCreate Example: {"brand":{"background":"#f4f4f4","primary":"#0b6e4f"},"default":true,"footer":"\u003cp\u003eExample Ltd\u003c/p\u003e","header":"\u003ch1 style=\"color:{{brand.primary}}\"\u003eExample\u003c/h1\u003e","html":"\u003cdiv style=\"max-width:600px;background:{{brand.background}}\"\u003e{{header}}{{content}}{{footer}}\u003c/div\u003e","name":"brand","text":"{{content}}"}
+type LayoutCreate struct {
+	// Brand The layout's brand colours, each #rrggbb (another form is 422 naming /brand/<colour>); absent or empty: none. Block designs framed in the layout take them as the defaults of what they leave unset: primary a button's background, background the colour around the content, text the headings' and text's colour, link the links' colour. In a create or an update, a colour left out is kept (or none), an empty one is taken away.
+	//
+	// Example: {"background":"#f4f4f4","link":"#0b6e4f","primary":"#0b6e4f","text":"#1f2933"}
+	Brand   *LayoutBrand `json:"brand,omitempty"`
+	Default *bool        `json:"default,omitempty"`
+	Footer  *string      `json:"footer,omitempty"`
+	Header  *string      `json:"header,omitempty"`
+	Html    string       `json:"html"`
+	Name    string       `json:"name"`
+	Text    *string      `json:"text,omitempty"`
+}
+
+// LayoutPage Example: {"data":[{"brand":{},"created_at":"2026-11-02T09:00:00Z","default":true,"footer":"","header":"","html":"\u003cdiv\u003e{{content}}\u003c/div\u003e","id":5,"name":"brand","text":"","updated_at":"2026-11-02T09:00:00Z"}],"next_cursor":null}
 type LayoutPage struct {
 	Data       []Layout `json:"data"`
 	NextCursor *string  `json:"next_cursor"`
 }
 
-// LayoutUpdate Example: {"html":"\u003cdiv style=\"max-width:640px\"\u003e{{content}}\u003c/div\u003e"}
+// LayoutUpdate Example: {"brand":{"primary":"#c2410c"},"html":"\u003cdiv style=\"max-width:640px\"\u003e{{content}}\u003c/div\u003e"}
 type LayoutUpdate struct {
-	Default *bool   `json:"default,omitempty"`
-	Html    *string `json:"html,omitempty"`
-	Name    *string `json:"name,omitempty"`
-	Text    *string `json:"text,omitempty"`
+	// Brand The layout's brand colours, each #rrggbb (another form is 422 naming /brand/<colour>); absent or empty: none. Block designs framed in the layout take them as the defaults of what they leave unset: primary a button's background, background the colour around the content, text the headings' and text's colour, link the links' colour. In a create or an update, a colour left out is kept (or none), an empty one is taken away.
+	//
+	// Example: {"background":"#f4f4f4","link":"#0b6e4f","primary":"#0b6e4f","text":"#1f2933"}
+	Brand   *LayoutBrand `json:"brand,omitempty"`
+	Default *bool        `json:"default,omitempty"`
+	Footer  *string      `json:"footer,omitempty"`
+	Header  *string      `json:"header,omitempty"`
+	Html    *string      `json:"html,omitempty"`
+	Name    *string      `json:"name,omitempty"`
+	Text    *string      `json:"text,omitempty"`
 }
 
 // LinkClicks Example: {"human":35,"index":1,"total":60,"unique":41,"unique_human":30,"url":"https://shop.example/sale"}
@@ -4425,7 +4457,7 @@ type MessageBatch struct {
 	Messages []struct {
 		IdempotencyKey string `json:"idempotency_key"`
 
-		// Message Either template_id, or subject with html and/or text, or subject with markdown (and optionally layout_id). Optionally the sender it leaves through (sender_id).
+		// Message Either template_id, or subject with html and/or text, or subject with markdown or blocks (and optionally layout_id). Optionally the sender it leaves through (sender_id).
 		//
 		// Example: {"data":{"order":"A-1002"},"from":"shop@example.com","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada"}
 		Message MessageCreate `json:"message"`
@@ -4444,7 +4476,7 @@ type MessageBatchResult struct {
 	} `json:"results"`
 }
 
-// MessageCreate Either template_id, or subject with html and/or text, or subject with markdown (and optionally layout_id). Optionally the sender it leaves through (sender_id).
+// MessageCreate Either template_id, or subject with html and/or text, or subject with markdown or blocks (and optionally layout_id). Optionally the sender it leaves through (sender_id).
 //
 // Example: {"data":{"order":"A-1002"},"from":"shop@example.com","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada"}
 type MessageCreate struct {
@@ -4452,6 +4484,11 @@ type MessageCreate struct {
 
 	// Bcc Blind copies: in the envelope (the provider's recipient list) only, never in a header.
 	Bcc *[]string `json:"bcc,omitempty"`
+
+	// Blocks A design of the visual builder (content_type blocks): rows of 1 to 4 columns holding blocks, rendered once, when saved, to email-safe HTML (tables, inline styles, columns that stack on narrow screens, Outlook ghost tables) and a text part, framed in the layout. Text fields may hold Go template actions. At most 50 rows, 200 blocks, 256 KiB; a bad design is a 422 naming the field under /blocks (docs/content.md#blocks).
+	//
+	// Example: {"rows":[{"columns":[{"blocks":[{"text":"Hello {{.Name}}","type":"heading"},{"text":"Read more","type":"button","url":"https://example.com/news"},{"text":"Example Ltd, 1 Main St","type":"footer"}]}]}]}
+	Blocks *BlockDesign `json:"blocks,omitempty"`
 
 	// Category Absent: transactional.
 	Category *MessageCreateCategory `json:"category,omitempty"`
@@ -4468,7 +4505,7 @@ type MessageCreate struct {
 	Headers *map[string]string `json:"headers,omitempty"`
 	Html    *string            `json:"html,omitempty"`
 
-	// LayoutId The account's layout that frames the markdown (absent: the account's default layout, if any). Only with markdown; another account's layout is 422 naming /layout_id. Part of the Idempotency-Key's request.
+	// LayoutId The account's layout that frames the markdown or the blocks (a design of the visual builder instead of html and text: giving it with html, text or markdown is 422 naming /blocks; a bad design is 422 naming the field under /blocks; its brand colours are the design's defaults) (absent: the account's default layout, if any). Only with markdown or blocks; another account's layout is 422 naming /layout_id. Both are part of the Idempotency-Key's request.
 	LayoutId *int64 `json:"layout_id,omitempty"`
 
 	// Markdown The body in Markdown instead of html and text (giving both is 422 naming /markdown): converted when the message is accepted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; the html and text parts are composed from it. Part of the Idempotency-Key's request.
@@ -10742,8 +10779,10 @@ type ClientInterface interface {
 	// DeleteMedia Delete image
 	//
 	// Delete an image. An image that a campaign past draft names in its content (its address or its thumbnail's)
-	// is kept, since that campaign's archive and web view show it: 409 with `campaign_ids`. A draft naming it does
-	// not keep it (its preview then shows a broken image).
+	// is kept, since that campaign's archive and web view show it, and so is one that a stored transactional
+	// message names (queued, or sent and kept until the account's message retention removes it: its web view
+	// shows it): 409 with `campaign_ids` and `message_ids` (up to 10 of each). A draft naming it does not keep
+	// it (its preview then shows a broken image).
 	//
 	// Corresponds with DELETE /v1/media/{id} (the `DeleteMedia` operationId).
 	DeleteMedia(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -14710,8 +14749,10 @@ func (c *Raw) UploadMediaWithBody(ctx context.Context, params *UploadMediaParams
 // DeleteMedia Delete image
 //
 // Delete an image. An image that a campaign past draft names in its content (its address or its thumbnail's)
-// is kept, since that campaign's archive and web view show it: 409 with `campaign_ids`. A draft naming it does
-// not keep it (its preview then shows a broken image).
+// is kept, since that campaign's archive and web view show it, and so is one that a stored transactional
+// message names (queued, or sent and kept until the account's message retention removes it: its web view
+// shows it): 409 with `campaign_ids` and `message_ids` (up to 10 of each). A draft naming it does not keep
+// it (its preview then shows a broken image).
 //
 // Corresponds with DELETE /v1/media/{id} (the `DeleteMedia` operationId).
 func (c *Raw) DeleteMedia(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -28033,8 +28074,10 @@ type ClientWithResponsesInterface interface {
 	// DeleteMediaWithResponse Delete image
 	//
 	// Delete an image. An image that a campaign past draft names in its content (its address or its thumbnail's)
-	// is kept, since that campaign's archive and web view show it: 409 with `campaign_ids`. A draft naming it does
-	// not keep it (its preview then shows a broken image).
+	// is kept, since that campaign's archive and web view show it, and so is one that a stored transactional
+	// message names (queued, or sent and kept until the account's message retention removes it: its web view
+	// shows it): 409 with `campaign_ids` and `message_ids` (up to 10 of each). A draft naming it does not keep
+	// it (its preview then shows a broken image).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -53130,8 +53173,10 @@ func (c *ClientWithResponses) UploadMediaWithBodyWithResponse(ctx context.Contex
 // DeleteMediaWithResponse Delete image
 //
 // Delete an image. An image that a campaign past draft names in its content (its address or its thumbnail's)
-// is kept, since that campaign's archive and web view show it: 409 with `campaign_ids`. A draft naming it does
-// not keep it (its preview then shows a broken image).
+// is kept, since that campaign's archive and web view show it, and so is one that a stored transactional
+// message names (queued, or sent and kept until the account's message retention removes it: its web view
+// shows it): 409 with `campaign_ids` and `message_ids` (up to 10 of each). A draft naming it does not keep
+// it (its preview then shows a broken image).
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -15,7 +15,7 @@ import (
 // shellRoutes are the pages the shell's checks walk, each with its heading.
 var shellRoutes = [][2]string{{"#/overview", "Overview"}, {"#/campaigns", "Campaigns"}, {"#/campaigns/new", "New campaign"},
 	{"#/sequences", "Sequences"}, {"#/subscribers", "Subscribers"}, {"#/lists", "Lists"}, {"#/templates", "Templates"},
-	{"#/segments", "Segments"}, {"#/suppressions", "Suppressions"}, {"#/messages", "Messages"}, {"#/senders", "Senders"},
+	{"#/layouts", "Layouts"}, {"#/segments", "Segments"}, {"#/suppressions", "Suppressions"}, {"#/messages", "Messages"}, {"#/senders", "Senders"},
 	{"#/endpoints", "Event endpoints"}, {"#/inbox", "Dev inbox"}, {"#/keys", "API keys"}}
 
 // checkShell is TestDashboardProduct's shell subtest: the grouped sidebar at 1280

@@ -13,6 +13,7 @@ import (
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/executor"
+	"github.com/sendonce/sendonce/internal/media"
 	"github.com/sendonce/sendonce/internal/operator"
 	"github.com/sendonce/sendonce/internal/optin"
 	"github.com/sendonce/sendonce/internal/postgres"
@@ -57,13 +58,21 @@ func executorServices(cfg config.Config, execPool, pool *pgxpool.Pool, listener 
 		"event_allow_private", cfg.EventAllowPrivate, "event_allow_http", cfg.EventAllowHTTP)
 	// And the removal of the accounts the operator deleted, in batches with a
 	// pause between them, so the other tenants' claims are not stalled.
-	accountPurge := operator.Purger{Pool: pool, Accounts: account.NewService(pool), Batch: cfg.AccountPurgeBatch,
+	// With their images' bytes, when those are in a media store; the sweep of
+	// bytes no image names (an upload cut short, a purge's failure) runs hourly.
+	blobs, err := mediaStore(cfg)
+	if err != nil {
+		return nil, err
+	}
+	library := media.NewServiceIn(pool, blobs)
+	accountPurge := operator.Purger{Pool: pool, Accounts: account.NewService(pool), Media: library, Batch: cfg.AccountPurgeBatch,
 		Pause: cfg.AccountPurgePause, Every: cfg.AccountPurgeInterval, Log: log}
 	return []startstop.Service{e,
 		startstop.NewLoop(func(ctx context.Context) { guard.Run(ctx, time.Minute) }),
 		startstop.NewLoop(events.Run),
 		startstop.NewLoop(purge.Run),
 		startstop.NewLoop(accountPurge.Run),
+		startstop.NewLoop(func(ctx context.Context) { library.RunSweep(ctx, media.SweepAge, log) }),
 	}, nil
 }
 

@@ -519,15 +519,16 @@ SELECT count(*) FROM requeued;
 
 -- name: CampaignDuplicate :one
 -- A new draft with everything of the account's campaign @id but its sends and its
--- history: content, template, lists, segment, sender, policy and tracking switches;
--- named "<name> (copy)" (cut to fit). Its attachments are copied by
--- CampaignAttachmentsCopy in the same transaction.
+-- history: content (its type, Markdown or block design and layout too), template,
+-- lists, segment, sender, policy and tracking switches; named "<name> (copy)" (cut
+-- to fit). Its attachments are copied by CampaignAttachmentsCopy, and composed
+-- content is composed again in its layout as it is now, in the same transaction.
 INSERT INTO campaigns (account_id, name, subject, from_email, from_name, reply_to, html_template, text_template,
                        language, list_ids, ambiguous_policy, sender_id, segment_id, template_id,
-                       track_clicks, track_opens, archive)
+                       track_clicks, track_opens, archive, content_type, markdown, blocks, layout_id)
 SELECT c.account_id, left(c.name, 193) || ' (copy)', c.subject, c.from_email, c.from_name, c.reply_to, c.html_template,
        c.text_template, c.language, c.list_ids, c.ambiguous_policy, c.sender_id, c.segment_id, c.template_id,
-       c.track_clicks, c.track_opens, c.archive
+       c.track_clicks, c.track_opens, c.archive, c.content_type, c.markdown, c.blocks, c.layout_id
 FROM campaigns c
 WHERE c.account_id = @account_id AND c.id = @id AND c.kind = 'campaign'
 RETURNING *;

@@ -4,8 +4,8 @@
 -- their own copy and are never recomposed.
 
 -- name: LayoutCreate :one
-INSERT INTO layouts (account_id, name, html, text)
-VALUES (@account_id, @name, @html, @text)
+INSERT INTO layouts (account_id, name, html, text, header, footer, brand_primary, brand_background, brand_text, brand_link)
+VALUES (@account_id, @name, @html, @text, @header, @footer, @brand_primary, @brand_background, @brand_text, @brand_link)
 RETURNING *;
 
 -- name: LayoutGet :one
@@ -35,6 +35,12 @@ UPDATE layouts SET
     name       = coalesce(sqlc.narg('name'), name),
     html       = coalesce(sqlc.narg('html'), html),
     text       = coalesce(sqlc.narg('text'), text),
+    header     = coalesce(sqlc.narg('header'), header),
+    footer     = coalesce(sqlc.narg('footer'), footer),
+    brand_primary    = coalesce(sqlc.narg('brand_primary'), brand_primary),
+    brand_background = coalesce(sqlc.narg('brand_background'), brand_background),
+    brand_text       = coalesce(sqlc.narg('brand_text'), brand_text),
+    brand_link       = coalesce(sqlc.narg('brand_link'), brand_link),
     updated_at = now()
 WHERE account_id = @account_id AND id = @id
 RETURNING *;

@@ -55,6 +55,21 @@ WHERE c.account_id = @account_id AND c.status <> 'draft'
 ORDER BY c.id
 LIMIT 10;
 
+-- name: MediaUsedByMessages :many
+-- Transactional messages still stored (queued, sent, or kept until the account's
+-- retention removes them) whose content shows the image: their web view renders
+-- it, and a queued one has yet to send it. Read on delete only; it reads the
+-- account's stored messages, which retention bounds.
+SELECT m.id FROM messages m
+WHERE m.account_id = @account_id
+  AND (strpos(m.html, @path::text) > 0 OR strpos(m.text, @path::text) > 0)
+ORDER BY m.id
+LIMIT 10;
+
+-- name: MediaShas :many
+-- The SHA-256 of every image of the account: the bytes its rows name (Sweep).
+SELECT sha256 FROM media WHERE account_id = @account_id;
+
 -- name: MediaPublic :one
 -- An image by its public address: the account's public id and the bytes' SHA-256.
 -- content and thumbnail NULL: the bytes are in the media store, under the account id.

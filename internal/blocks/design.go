@@ -49,6 +49,16 @@ type Design struct {
 	Background        string `json:"background,omitempty"`
 	ContentBackground string `json:"content_background,omitempty"`
 	Rows              []Row  `json:"rows"`
+	// Brand are the colours of the layout the design is framed in: the defaults
+	// of what the design leaves unset. Not part of the JSON.
+	Brand Brand `json:"-"`
+}
+
+// Brand are a layout's brand colours (#rrggbb, or empty for the renderer's own
+// default): Primary a button's background, Background the colour around the
+// content, Text the colour of headings and text, Link the colour of links.
+type Brand struct {
+	Primary, Background, Text, Link string
 }
 
 // Row is a row of columns, side by side on a wide screen and stacked on a narrow one.
@@ -395,10 +405,16 @@ func (c *checker) url(m map[string]any, key, ptr string, image bool) string {
 
 // Convert parses raw and renders it: the HTML and text template sources.
 func Convert(raw []byte) (htmlSrc, textSrc string, err error) {
+	return ConvertBrand(raw, Brand{})
+}
+
+// ConvertBrand is Convert with brand's colours as the defaults of the design's.
+func ConvertBrand(raw []byte, brand Brand) (htmlSrc, textSrc string, err error) {
 	d, err := Parse(raw)
 	if err != nil {
 		return "", "", err
 	}
+	d.Brand = brand
 	htmlSrc, textSrc = Render(d)
 	return htmlSrc, textSrc, nil
 }

@@ -34,8 +34,8 @@ func Render(d Design) (htmlSrc, textSrc string) {
 	}
 	var h, t strings.Builder
 	outer := "margin:0;padding:0"
-	if d.Background != "" {
-		outer += ";background-color:" + d.Background
+	if bg := or(d.Background, d.Brand.Background); bg != "" {
+		outer += ";background-color:" + bg
 	}
 	inner := "margin:0px auto;max-width:" + px(w)
 	if d.ContentBackground != "" {
@@ -46,7 +46,7 @@ func Render(d Design) (htmlSrc, textSrc string) {
 	h.WriteString(`<!--[if mso | IE]><table align="center" border="0" cellpadding="0" cellspacing="0" role="presentation" style="width:` + px(w) + `" width="` + strconv.Itoa(w) + `"><tr><td><![endif]-->` + "\n")
 	h.WriteString(`<div style="` + inner + `">` + "\n")
 	for _, r := range d.Rows {
-		row(&h, &t, r, w)
+		row(&h, &t, r, w, d.Brand)
 	}
 	h.WriteString("</div>\n<!--[if mso | IE]></td></tr></table><![endif]-->\n</div>\n")
 	return mergeConditionals(h.String()), strings.TrimRight(t.String(), "\n") + "\n"
@@ -61,11 +61,19 @@ func mergeConditionals(h string) string {
 
 func px(n int) string { return strconv.Itoa(n) + "px" }
 
+// or is s, or def when s is empty.
+func or(s, def string) string {
+	if s != "" {
+		return s
+	}
+	return def
+}
+
 // row writes a section: a full-width table whose cell holds the columns as
 // inline blocks (side by side while the content is wide enough, stacked when
 // not, with no media query: Gmail's apps for other accounts read none), and, for
 // Outlook, a ghost table giving each column its fixed width.
-func row(h, t *strings.Builder, r Row, width int) {
+func row(h, t *strings.Builder, r Row, width int, brand Brand) {
 	style := "width:100%"
 	if r.Background != "" {
 		style += ";background-color:" + r.Background
@@ -79,7 +87,7 @@ func row(h, t *strings.Builder, r Row, width int) {
 		h.WriteString(`<div style="font-size:0px;text-align:left;direction:ltr;display:inline-block;vertical-align:top;width:100%;max-width:` + px(cw) + `">` + "\n")
 		h.WriteString(`<table border="0" cellpadding="0" cellspacing="0" role="presentation" style="vertical-align:top" width="100%"><tbody>` + "\n")
 		for _, b := range c.Blocks {
-			block(h, t, b, cw-2*blockPadX)
+			block(h, t, b, cw-2*blockPadX, brand)
 		}
 		h.WriteString("</tbody></table>\n</div>\n<!--[if mso | IE]></td><![endif]-->\n")
 	}
@@ -99,8 +107,10 @@ func columnWidths(r Row, width int) []int {
 	return out
 }
 
-// block writes one block as a table row, and its text.
-func block(h, t *strings.Builder, b Block, inner int) {
+// block writes one block as a table row, and its text; brand's colours are the
+// defaults of those b leaves unset.
+func block(h, t *strings.Builder, b Block, inner int, brand Brand) {
+	text, button, link := or(brand.Text, defaultText), or(brand.Primary, defaultButton), or(brand.Link, defaultText)
 	align := b.Align
 	if align == "" {
 		align = "left"
@@ -126,7 +136,7 @@ func block(h, t *strings.Builder, b Block, inner int) {
 	case "heading":
 		level := max(b.Level, 1)
 		tag := "h" + strconv.Itoa(level)
-		h.WriteString("<" + tag + ` style="margin:0;font-family:` + fontStack + ";font-size:" + px(headingSize[level]) + ";line-height:1.25;font-weight:bold;text-align:" + align + ";color:" + color(defaultText) + `">`)
+		h.WriteString("<" + tag + ` style="margin:0;font-family:` + fontStack + ";font-size:" + px(headingSize[level]) + ";line-height:1.25;font-weight:bold;text-align:" + align + ";color:" + color(text) + `">`)
 		h.WriteString(inline(b.Text))
 		h.WriteString("</" + tag + ">")
 		rule := "="
@@ -135,15 +145,12 @@ func block(h, t *strings.Builder, b Block, inner int) {
 		}
 		t.WriteString(b.Text + "\n" + strings.Repeat(rule, min(max(utf8.RuneCountInString(b.Text), 3), 72)) + "\n\n")
 	case "text":
-		h.WriteString(`<div style="` + textStyle(16, color(defaultText)) + `">`)
+		h.WriteString(`<div style="` + textStyle(16, color(text)) + `">`)
 		h.WriteString(paragraphs(b.Text))
 		h.WriteString("</div>")
 		t.WriteString(strings.TrimSpace(b.Text) + "\n\n")
 	case "button":
-		bg := b.Background
-		if bg == "" {
-			bg = defaultButton
-		}
+		bg := or(b.Background, button)
 		h.WriteString(`<table border="0" cellpadding="0" cellspacing="0" role="presentation" style="border-collapse:separate;line-height:100%"><tr>`)
 		h.WriteString(`<td align="center" bgcolor="` + bg + `" role="presentation" style="border:none;border-radius:4px;mso-padding-alt:12px 24px;background:` + bg + `" valign="middle">`)
 		h.WriteString(`<a href="` + attr(b.URL) + `" style="display:inline-block;background:` + bg + ";color:" + color(defaultOnBtn) + ";font-family:" + fontStack + `;font-size:16px;font-weight:bold;line-height:120%;margin:0;text-decoration:none;padding:12px 24px;mso-padding-alt:0px;border-radius:4px" target="_blank">`)
@@ -178,12 +185,12 @@ func block(h, t *strings.Builder, b Block, inner int) {
 		}
 		h.WriteString(`<div style="height:` + px(height) + ";line-height:" + px(height) + `">&#8202;</div>`)
 	case "social":
-		h.WriteString(`<div style="` + textStyle(14, color(defaultText)) + `">`)
+		h.WriteString(`<div style="` + textStyle(14, color(text)) + `">`)
 		for i, l := range b.Links {
 			if i > 0 {
 				h.WriteString(` <span aria-hidden="true">&middot;</span> `)
 			}
-			h.WriteString(`<a href="` + attr(l.URL) + `" style="color:` + color(defaultText) + `;text-decoration:underline" target="_blank">` + Networks[l.Network] + "</a>")
+			h.WriteString(`<a href="` + attr(l.URL) + `" style="color:` + color(link) + `;text-decoration:underline" target="_blank">` + Networks[l.Network] + "</a>")
 			t.WriteString(Networks[l.Network] + ": " + l.URL + "\n")
 		}
 		h.WriteString("</div>")
@@ -197,7 +204,7 @@ func block(h, t *strings.Builder, b Block, inner int) {
 		if b.Text != "" {
 			h.WriteString(paragraphs(b.Text))
 		}
-		h.WriteString(`<p style="margin:0"><a href="{{.UnsubscribeURL}}" style="color:` + color(defaultFooter) + `;text-decoration:underline">` + inline(label) + "</a></p></div>")
+		h.WriteString(`<p style="margin:0"><a href="{{.UnsubscribeURL}}" style="color:` + color(or(brand.Link, defaultFooter)) + `;text-decoration:underline">` + inline(label) + "</a></p></div>")
 		if b.Text != "" {
 			t.WriteString(strings.TrimSpace(b.Text) + "\n\n")
 		}

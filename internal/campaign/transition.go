@@ -453,9 +453,10 @@ func (s *Service) RetryFailed(ctx context.Context, accountID, id int64) (Campaig
 }
 
 // Duplicate makes a new draft of the account's campaign id with everything but
-// its sends and history (content, template, lists, segment, sender, policy,
-// tracking switches, attachments), named "<name> (copy)". Any status can be
-// duplicated; another account's campaign is not found.
+// its sends and history (content, with its type, source and layout, template,
+// lists, segment, sender, policy, tracking switches, attachments), named
+// "<name> (copy)". Any status can be duplicated; another account's campaign is
+// not found.
 func (s *Service) Duplicate(ctx context.Context, accountID, id int64) (Campaign, error) {
 	var c store.Campaign
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
@@ -463,6 +464,18 @@ func (s *Service) Duplicate(ctx context.Context, accountID, id int64) (Campaign,
 		var err error
 		if c, err = q.CampaignDuplicate(ctx, store.CampaignDuplicateParams{AccountID: accountID, ID: id}); err != nil {
 			return postgres.Error(err, "campaign")
+		}
+		if template.Composed(c.ContentType) {
+			// The original's html may be what approval pinned, in its layout as it
+			// was then: the new draft is composed in the layout as it is now.
+			html, text, err := layout.ComposeContent(ctx, q, accountID, c.LayoutID, c.ContentType, c.Markdown, c.Blocks)
+			if err != nil {
+				return err
+			}
+			if err := q.CampaignSetComposed(ctx, store.CampaignSetComposedParams{AccountID: accountID, ID: c.ID, Html: html, Text: text}); err != nil {
+				return err
+			}
+			c.HtmlTemplate, c.TextTemplate = html, text
 		}
 		return q.CampaignAttachmentsCopy(ctx, store.CampaignAttachmentsCopyParams{ToID: c.ID, AccountID: accountID, FromID: id})
 	})

@@ -16,15 +16,15 @@ func (a *App) messagesCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "messages", Short: "Send transactional messages"}
 	var (
 		to, from, key, data, toName string
-		subject, mdFile             string
+		subject, mdFile, blocksFile string
 		template, layoutID          int64
 		tags                        []string
 	)
 	send := &cobra.Command{
-		Use:   "send --to ADDRESS (--template ID | --subject S --markdown FILE) --idempotency-key KEY",
-		Short: "Send one transactional message from a template or Markdown; the key makes a repeat of the command send it once",
-		Long: `Send one transactional message from a template, or with a subject and a Markdown body (framed in
---layout, else the account's default layout). The Idempotency-Key names the message: running
+		Use:   "send --to ADDRESS (--template ID | --subject S (--markdown FILE | --blocks FILE)) --idempotency-key KEY",
+		Short: "Send one transactional message from a template, Markdown or a block design; the key makes a repeat of the command send it once",
+		Long: `Send one transactional message from a template, or with a subject and a Markdown body or a block
+design (JSON, docs/content.md#blocks), framed in --layout, else the account's default layout. The Idempotency-Key names the message: running
 the command again with the same key and flags answers the same message instead of sending another
 (with other flags it is refused, exit 4).`,
 		Example: `  sendonce messages send --to ada@example.com --from shop@example.com --template 3 \
@@ -32,8 +32,14 @@ the command again with the same key and flags answers the same message instead o
 		Args: args(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s := setOf{cmd.Flags()}
-			if to == "" || (template == 0) == (mdFile == "") || key == "" || from == "" {
-				return Usage(errors.New("messages send needs --to, --from, --idempotency-key and either --template or --subject with --markdown"))
+			bodies := 0
+			for _, given := range []bool{template != 0, mdFile != "", blocksFile != ""} {
+				if given {
+					bodies++
+				}
+			}
+			if to == "" || bodies != 1 || key == "" || from == "" {
+				return Usage(errors.New("messages send needs --to, --from, --idempotency-key and one of --template, or --subject with --markdown or --blocks"))
 			}
 			body := client.MessageCreate{To: to, From: from}
 			if template != 0 {
@@ -43,7 +49,11 @@ the command again with the same key and flags answers the same message instead o
 				if err != nil {
 					return err
 				}
-				body.Subject, body.Markdown = &subject, md
+				blocks, err := design(s, blocksFile)
+				if err != nil {
+					return err
+				}
+				body.Subject, body.Markdown, body.Blocks = &subject, md, blocks
 				if s.has("layout") {
 					body.LayoutId = &layoutID
 				}
@@ -84,7 +94,8 @@ the command again with the same key and flags answers the same message instead o
 	f.Int64Var(&template, "template", 0, "the template id")
 	f.StringVar(&subject, "subject", "", "the subject (a Go template), with --markdown")
 	f.StringVar(&mdFile, "markdown", "", "a file with a Markdown body (Go template actions work inside) instead of --template")
-	f.Int64Var(&layoutID, "layout", 0, "the layout id framing the Markdown (default: the account's default layout)")
+	f.StringVar(&blocksFile, "blocks", "", "a file with a block design (JSON, docs/content.md#blocks) instead of --template")
+	f.Int64Var(&layoutID, "layout", 0, "the layout id framing the Markdown or the blocks (default: the account's default layout)")
 	f.StringVar(&key, "idempotency-key", "", "names the message: a repeat with the same key sends nothing more")
 	f.StringVar(&data, "data", "", "the template's .Attributes, a JSON object")
 	f.StringSliceVar(&tags, "tag", nil, "a tag (repeatable)")

@@ -307,15 +307,23 @@ func (a *App) templatesCmd() *cobra.Command {
 
 func (a *App) layoutsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "layouts", Short: "Create and edit layouts (the frames Markdown content goes in)"}
-	var name, htmlFile, textFile string
+	var name, htmlFile, textFile, headerFile, footerFile string
+	var brand [4]string // primary, background, text, link
+	brandFlags := [4]string{"brand-primary", "brand-background", "brand-text", "brand-link"}
 	var isDefault bool
 	cmd.AddCommand(a.writeCommands("layout",
-		`  sendonce layouts create --name brand --html-file brand.html --text-file brand.txt --default`,
+		`  sendonce layouts create --name brand --html-file brand.html --text-file brand.txt --default \
+    --header-file header.html --footer-file footer.html --brand-primary '#0b6e4f' --brand-link '#0b6e4f'`,
 		[]string{"name", "html-file"},
 		func(f *pflag.FlagSet) {
 			f.StringVar(&name, "name", "", "the layout's name")
 			f.StringVar(&htmlFile, "html-file", "", "a file with the HTML frame: {{content}} once, where the body goes")
 			f.StringVar(&textFile, "text-file", "", "a file with the text frame: {{content}} once (or empty)")
+			f.StringVar(&headerFile, "header-file", "", "a file with the header, an HTML fragment put at {{header}} (or before the body)")
+			f.StringVar(&footerFile, "footer-file", "", "a file with the footer, an HTML fragment put at {{footer}} (or after the body)")
+			for i, what := range []string{"a button's background", "the colour around the content", "the text's colour", "the links' colour"} {
+				f.StringVar(&brand[i], brandFlags[i], "", "brand colour #rrggbb: "+what+" where a block design sets none, and {{"+strings.Replace(brandFlags[i], "-", ".", 1)+"}} in the frame ('' on edit: none)")
+			}
 			f.BoolVar(&isDefault, "default", false, "make it the account's default layout (--default=false: no longer)")
 		},
 		func(cmd *cobra.Command, c *client.Client, s setOf, id int64) (any, int64, string, error) {
@@ -327,18 +335,39 @@ func (a *App) layoutsCmd() *cobra.Command {
 			if err != nil {
 				return nil, 0, "", err
 			}
+			header, err := file(s, "header-file", headerFile)
+			if err != nil {
+				return nil, 0, "", err
+			}
+			footer, err := file(s, "footer-file", footerFile)
+			if err != nil {
+				return nil, 0, "", err
+			}
+			// Only the colours given are sent: the others are kept on edit.
+			colours, given := &client.LayoutBrand{}, false
+			targets := [4]**string{&colours.Primary, &colours.Background, &colours.Text, &colours.Link}
+			for i, fl := range brandFlags {
+				if s.has(fl) {
+					*targets[i], given = &brand[i], true
+				}
+			}
+			if !given {
+				colours = nil
+			}
 			var def *bool
 			if s.has("default") {
 				def = &isDefault
 			}
 			if id == 0 {
-				r, err := c.CreateLayoutWithResponse(cmd.Context(), nil, client.LayoutCreate{Name: name, Html: *html, Text: text, Default: def})
+				r, err := c.CreateLayoutWithResponse(cmd.Context(), nil, client.LayoutCreate{Name: name, Html: *html, Text: text,
+					Header: header, Footer: footer, Brand: colours, Default: def})
 				if err := client.Check(r, err); err != nil {
 					return nil, 0, "", err
 				}
 				return r.JSON201, r.JSON201.Id, r.JSON201.Name, nil
 			}
-			r, err := c.UpdateLayoutWithResponse(cmd.Context(), id, client.LayoutUpdate{Name: str(s, "name", name), Html: html, Text: text, Default: def})
+			r, err := c.UpdateLayoutWithResponse(cmd.Context(), id, client.LayoutUpdate{Name: str(s, "name", name), Html: html, Text: text,
+				Header: header, Footer: footer, Brand: colours, Default: def})
 			if err := client.Check(r, err); err != nil {
 				return nil, 0, "", err
 			}

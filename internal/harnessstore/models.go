@@ -391,14 +391,20 @@ type Invitation struct {
 }
 
 type Layout struct {
-	ID        int64
-	AccountID int64
-	Name      string
-	Html      string
-	Text      string
-	IsDefault bool
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	ID              int64
+	AccountID       int64
+	Name            string
+	Html            string
+	Text            string
+	IsDefault       bool
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+	Header          string
+	Footer          string
+	BrandPrimary    string
+	BrandBackground string
+	BrandText       string
+	BrandLink       string
 }
 
 type List struct {

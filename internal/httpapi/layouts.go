@@ -8,8 +8,27 @@ import (
 )
 
 func toAPILayout(l layout.Layout) api.Layout {
-	return api.Layout{Id: l.ID, Name: l.Name, Html: l.HTML, Text: l.Text, Default: l.Default,
-		CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt}
+	return api.Layout{Id: l.ID, Name: l.Name, Html: l.HTML, Text: l.Text, Header: l.Header, Footer: l.Footer,
+		Brand: api.LayoutBrand{Primary: nonEmpty(l.Brand.Primary), Background: nonEmpty(l.Brand.Background),
+			Text: nonEmpty(l.Brand.Text), Link: nonEmpty(l.Brand.Link)},
+		Default: l.Default, CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt}
+}
+
+// nonEmpty is s, or nil when s is empty (left out of the JSON).
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// layoutFields are the layout.Fields of a create or an update.
+func layoutFields(name, html, text, header, footer *string, brand *api.LayoutBrand, def *bool) layout.Fields {
+	f := layout.Fields{Name: name, HTML: html, Text: text, Header: header, Footer: footer, Default: def}
+	if brand != nil {
+		f.BrandPrimary, f.BrandBackground, f.BrandText, f.BrandLink = brand.Primary, brand.Background, brand.Text, brand.Link
+	}
+	return f
 }
 
 // enumString reads an optional enum of the wire types as a string.
@@ -43,7 +62,7 @@ func (s *Server) createLayout(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	l, err := s.Layouts.Create(r.Context(), accountID(r), layout.Fields{Name: &in.Name, HTML: &in.Html, Text: in.Text, Default: in.Default})
+	l, err := s.Layouts.Create(r.Context(), accountID(r), layoutFields(&in.Name, &in.Html, in.Text, in.Header, in.Footer, in.Brand, in.Default))
 	if err != nil {
 		return err
 	}
@@ -71,7 +90,7 @@ func (s *Server) updateLayout(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	l, err := s.Layouts.Update(r.Context(), accountID(r), id, layout.Fields{Name: in.Name, HTML: in.Html, Text: in.Text, Default: in.Default})
+	l, err := s.Layouts.Update(r.Context(), accountID(r), id, layoutFields(in.Name, in.Html, in.Text, in.Header, in.Footer, in.Brand, in.Default))
 	if err != nil {
 		return err
 	}

@@ -44,7 +44,7 @@ func toAPIMessageEngagement(e *transactional.Engagement) *api.MessageEngagement 
 
 func toRequest(in api.MessageCreate) transactional.Request {
 	req := transactional.Request{To: in.To, From: in.From, TemplateID: in.TemplateId, Subject: in.Subject,
-		HTML: in.Html, Text: in.Text, Markdown: in.Markdown, LayoutID: in.LayoutId, Data: raw(in.Data), SendAt: in.SendAt, SenderID: in.SenderId,
+		HTML: in.Html, Text: in.Text, Markdown: in.Markdown, Blocks: raw(in.Blocks), LayoutID: in.LayoutId, Data: raw(in.Data), SendAt: in.SendAt, SenderID: in.SenderId,
 		TrackClicks: in.TrackClicks, TrackOpens: in.TrackOpens}
 	for p, v := range map[*string]*string{&req.ToName: in.ToName, &req.FromName: in.FromName} {
 		if v != nil {

@@ -8,8 +8,10 @@
 package layout
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -29,17 +31,39 @@ import (
 // Token marks where the body goes in a layout's HTML and text.
 const Token = "{{content}}"
 
+// HeaderToken and FooterToken mark where the layout's header and footer go in
+// its HTML; a frame without one has the header just before the body, the footer
+// just after it.
+const (
+	HeaderToken = "{{header}}"
+	FooterToken = "{{footer}}"
+)
+
+// Brand are a layout's brand colours, each #rrggbb or empty (none). The frame
+// and its header and footer read them as {{brand.primary}}, {{brand.background}},
+// {{brand.text}} and {{brand.link}} (an empty one reads as its default, in
+// BrandDefaults); block designs take them as defaults.
+type Brand = blocks.Brand
+
+// BrandDefaults are the colours a frame reads for a brand colour left empty:
+// the block renderer's own.
+var BrandDefaults = Brand{Primary: "#1a56db", Background: "#ffffff", Text: "#222222", Link: "#1a56db"}
+
 // Layout is one layout of an account.
 type Layout struct {
 	ID                   int64
 	Name, HTML, Text     string
+	Header, Footer       string
+	Brand                Brand
 	Default              bool
 	CreatedAt, UpdatedAt time.Time
 }
 
 // Fields are the editable fields of a layout; nil keeps (or defaults) a field.
 type Fields struct {
-	Name, HTML, Text *string
+	Name, HTML, Text, Header, Footer *string
+	// BrandPrimary, … set a brand colour; "" takes it away.
+	BrandPrimary, BrandBackground, BrandText, BrandLink *string
 	// Default makes the layout the account's default (true) or no longer (false).
 	Default *bool
 }
@@ -53,8 +77,49 @@ type Service struct {
 func NewService(pool *pgxpool.Pool) *Service { return &Service{pool: pool} }
 
 func fromStore(l store.Layout) Layout {
-	return Layout{ID: l.ID, Name: l.Name, HTML: l.Html, Text: l.Text, Default: l.IsDefault,
-		CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt}
+	return Layout{ID: l.ID, Name: l.Name, HTML: l.Html, Text: l.Text, Header: l.Header, Footer: l.Footer,
+		Brand: brandOf(&l), Default: l.IsDefault, CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt}
+}
+
+func brandOf(l *store.Layout) Brand {
+	if l == nil {
+		return Brand{}
+	}
+	return Brand{Primary: l.BrandPrimary, Background: l.BrandBackground, Text: l.BrandText, Link: l.BrandLink}
+}
+
+var hexColour = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
+
+// colours checks fields' brand colours, lower-cased in place: 422 naming the
+// colour under /brand.
+func colours(f *Fields) error {
+	for _, c := range []struct {
+		name string
+		v    *string
+	}{{"primary", f.BrandPrimary}, {"background", f.BrandBackground}, {"text", f.BrandText}, {"link", f.BrandLink}} {
+		if c.v == nil || *c.v == "" {
+			continue
+		}
+		if !hexColour.MatchString(*c.v) {
+			return apperr.Invalidf("/brand/"+c.name, "brand %s must be a colour written #rrggbb (or empty for none), not %q", c.name, *c.v)
+		}
+		*c.v = strings.ToLower(*c.v)
+	}
+	return nil
+}
+
+// brandTokens replaces the {{brand.*}} tokens in s by l's colours (or their defaults).
+func brandTokens(l *store.Layout, s string) string {
+	if !strings.Contains(s, "{{brand.") {
+		return s
+	}
+	b := brandOf(l)
+	return strings.NewReplacer(
+		"{{brand.primary}}", cmp.Or(b.Primary, BrandDefaults.Primary),
+		"{{brand.background}}", cmp.Or(b.Background, BrandDefaults.Background),
+		"{{brand.text}}", cmp.Or(b.Text, BrandDefaults.Text),
+		"{{brand.link}}", cmp.Or(b.Link, BrandDefaults.Link),
+	).Replace(s)
 }
 
 // check refuses a layout that cannot frame content: its HTML needs exactly one
@@ -74,11 +139,50 @@ func check(l store.Layout) error {
 	if len(l.Html) > markdown.MaxBytes || len(l.Text) > markdown.MaxBytes {
 		return apperr.Invalidf("/html", "a layout's html and text are at most %d bytes each", markdown.MaxBytes)
 	}
+	for _, tok := range []string{HeaderToken, FooterToken} {
+		if c := strings.Count(l.Html, tok); c > 1 {
+			return apperr.Invalidf("/html", "html may contain %s at most once (found %d)", tok, c)
+		}
+	}
+	for _, part := range []struct{ ptr, src string }{{"/header", l.Header}, {"/footer", l.Footer}} {
+		if len(part.src) > markdown.MaxBytes {
+			return apperr.Invalidf(part.ptr, "a layout's %s is at most %d bytes", part.ptr[1:], markdown.MaxBytes)
+		}
+		for _, tok := range []string{Token, HeaderToken, FooterToken} {
+			if strings.Contains(part.src, tok) {
+				return apperr.Invalidf(part.ptr, "%s is a fragment of the frame and cannot contain %s", part.ptr[1:], tok)
+			}
+		}
+		// Each fragment parses and renders on its own, so that an error names it.
+		if part.src == "" {
+			continue
+		}
+		if err := render.Validate("sample", brandTokens(&l, part.src), ""); err != nil {
+			return repointTo(err, part.ptr)
+		}
+	}
 	html, text := frame(&l, "<p>sample</p>", "sample")
 	if err := render.Validate("sample", html, text); err != nil {
 		return repoint(err)
 	}
 	return nil
+}
+
+// repointTo names ptr in a render error about the html template.
+func repointTo(err error, ptr string) error {
+	e, ok := err.(*apperr.Error)
+	if !ok {
+		return err
+	}
+	out := *e
+	out.Fields = nil
+	for _, f := range e.Fields {
+		if f.Pointer == "/html_template" {
+			f.Pointer = ptr
+		}
+		out.Fields = append(out.Fields, f)
+	}
+	return &out
 }
 
 // repoint names a layout's fields in a render error.
@@ -101,12 +205,24 @@ func repoint(err error) error {
 	return &out
 }
 
-// frame puts a body in l (nil: no layout).
+// frame puts a body in l (nil: no layout): its header and footer in their
+// places (around {{content}} when the frame names none), its brand colours for
+// their tokens, then the body for {{content}}, last, so that nothing in the body
+// is read as a token.
 func frame(l *store.Layout, html, text string) (string, string) {
 	if l == nil {
 		return html, text
 	}
-	h := strings.Replace(l.Html, Token, html, 1)
+	h := l.Html
+	if !strings.Contains(h, HeaderToken) {
+		h = strings.Replace(h, Token, HeaderToken+Token, 1)
+	}
+	if !strings.Contains(h, FooterToken) {
+		h = strings.Replace(h, Token, Token+FooterToken, 1)
+	}
+	h = strings.Replace(h, HeaderToken, l.Header, 1)
+	h = strings.Replace(h, FooterToken, l.Footer, 1)
+	h = strings.Replace(brandTokens(l, h), Token, html, 1)
 	if l.Text == "" {
 		return h, text
 	}
@@ -125,17 +241,6 @@ func Compose(ctx context.Context, q *store.Queries, accountID int64, layoutID *i
 // block design) in its layout as Compose does. Errors name /markdown, /blocks
 // (and the field under it) and /layout_id.
 func ComposeContent(ctx context.Context, q *store.Queries, accountID int64, layoutID *int64, typ, md string, design []byte) (html, text string, err error) {
-	if typ == "blocks" {
-		if html, text, err = blocks.Convert(design); err != nil {
-			return "", "", err
-		}
-	} else {
-		conv, err := markdown.Convert(md)
-		if err != nil {
-			return "", "", apperr.Invalidf("/markdown", "markdown %s", err.Error())
-		}
-		html, text = conv.HTML, conv.Text
-	}
 	var l *store.Layout
 	if layoutID != nil {
 		row, err := q.LayoutGetShare(ctx, store.LayoutGetShareParams{AccountID: accountID, ID: *layoutID})
@@ -152,6 +257,18 @@ func ComposeContent(ctx context.Context, q *store.Queries, accountID int64, layo
 		} else if !postgres.NoRows(err) {
 			return "", "", err
 		}
+	}
+	if typ == "blocks" {
+		// The layout's brand colours are the design's defaults.
+		if html, text, err = blocks.ConvertBrand(design, brandOf(l)); err != nil {
+			return "", "", err
+		}
+	} else {
+		conv, err := markdown.Convert(md)
+		if err != nil {
+			return "", "", apperr.Invalidf("/markdown", "markdown %s", err.Error())
+		}
+		html, text = conv.HTML, conv.Text
 	}
 	html, text = frame(l, html, text)
 	return html, text, nil
@@ -220,7 +337,11 @@ func dependent(kind string, id int64, err error) error {
 
 // Create stores a layout after checking it.
 func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Layout, error) {
-	row := store.Layout{Name: deref(f.Name), Html: deref(f.HTML), Text: deref(f.Text)}
+	if err := colours(&f); err != nil {
+		return Layout{}, err
+	}
+	row := store.Layout{Name: deref(f.Name), Html: deref(f.HTML), Text: deref(f.Text), Header: deref(f.Header), Footer: deref(f.Footer),
+		BrandPrimary: deref(f.BrandPrimary), BrandBackground: deref(f.BrandBackground), BrandText: deref(f.BrandText), BrandLink: deref(f.BrandLink)}
 	row.Name = strings.TrimSpace(row.Name)
 	if err := check(row); err != nil {
 		return Layout{}, err
@@ -229,7 +350,9 @@ func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Layout
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
 		var err error
-		if out, err = q.LayoutCreate(ctx, store.LayoutCreateParams{AccountID: accountID, Name: row.Name, Html: row.Html, Text: row.Text}); err != nil {
+		if out, err = q.LayoutCreate(ctx, store.LayoutCreateParams{AccountID: accountID, Name: row.Name, Html: row.Html, Text: row.Text,
+			Header: row.Header, Footer: row.Footer, BrandPrimary: row.BrandPrimary, BrandBackground: row.BrandBackground,
+			BrandText: row.BrandText, BrandLink: row.BrandLink}); err != nil {
 			return postgres.Error(err, "a layout with this name")
 		}
 		audit.SetTarget(ctx, strconv.FormatInt(out.ID, 10))
@@ -289,11 +412,16 @@ func (s *Service) Update(ctx context.Context, accountID, id int64, f Fields) (La
 		n := strings.TrimSpace(*f.Name)
 		f.Name = &n
 	}
+	if err := colours(&f); err != nil {
+		return Layout{}, err
+	}
 	var out store.Layout
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
 		var err error
-		out, err = q.LayoutUpdate(ctx, store.LayoutUpdateParams{AccountID: accountID, ID: id, Name: f.Name, Html: f.HTML, Text: f.Text})
+		out, err = q.LayoutUpdate(ctx, store.LayoutUpdateParams{AccountID: accountID, ID: id, Name: f.Name, Html: f.HTML, Text: f.Text,
+			Header: f.Header, Footer: f.Footer, BrandPrimary: f.BrandPrimary, BrandBackground: f.BrandBackground,
+			BrandText: f.BrandText, BrandLink: f.BrandLink})
 		if err != nil {
 			return postgres.Error(err, "layout")
 		}

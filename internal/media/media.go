@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -216,16 +217,26 @@ func (s *Service) List(ctx context.Context, accountID int64, beforeID *int64, li
 	return out, nil
 }
 
-// ErrInUse is the conflict of deleting an image a campaign past draft shows.
-func errInUse(ids []int64) error {
+// ErrInUse is the conflict of deleting an image that campaigns past draft or
+// stored messages show.
+func errInUse(campaigns, messages []int64) error {
 	return &apperr.Error{Code: apperr.Conflict,
-		Message: "campaigns past draft show this image (their archive and web view keep showing it); it cannot be deleted",
-		Extra:   map[string]any{"campaign_ids": ids}}
+		Message: "campaigns past draft or stored messages show this image (their archive and web view keep showing it); it cannot be deleted",
+		Extra:   map[string]any{"campaign_ids": nonNil(campaigns), "message_ids": nonNil(messages)}}
 }
 
-// Delete removes the account's image id unless a campaign past draft shows it
-// (409 naming them): an approved or sent campaign's archive and web view keep
-// showing the images its content names.
+func nonNil(ids []int64) []int64 {
+	if ids == nil {
+		return []int64{}
+	}
+	return ids
+}
+
+// Delete removes the account's image id unless a campaign past draft or a
+// stored transactional message shows it (409 naming them): an approved or sent
+// campaign's archive and web view, and a message's web view while retention
+// keeps it (or its sending, while queued), keep showing the images its content
+// names.
 func (s *Service) Delete(ctx context.Context, accountID, id int64, publicID string) error {
 	var m Media
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
@@ -244,8 +255,13 @@ func (s *Service) Delete(ctx context.Context, accountID, id int64, publicID stri
 		if err != nil {
 			return err
 		}
-		if len(used) > 0 {
-			return errInUse(used)
+		msgs, err := q.MediaUsedByMessages(ctx, store.MediaUsedByMessagesParams{AccountID: accountID,
+			Path: "/media/" + publicID + "/" + m.SHA256})
+		if err != nil {
+			return err
+		}
+		if len(used) > 0 || len(msgs) > 0 {
+			return errInUse(used, msgs)
 		}
 		_, err = q.MediaDelete(ctx, store.MediaDeleteParams{AccountID: accountID, ID: id})
 		return err
@@ -330,4 +346,145 @@ func notFound(err error) error {
 		return apperr.New(apperr.NotFound, "image not found")
 	}
 	return err
+}
+
+// SweepAge is how old bytes no row names must be before Sweep removes them: far
+// longer than an upload holds them unnamed (from writing them to committing its
+// row, under the account's lock).
+const SweepAge = time.Hour
+
+// Sweep removes from the store the bytes that no row names and that were last
+// written more than age ago (SweepAge when 0): those of an upload that failed or
+// crashed between writing its bytes and committing its row, of a delete whose
+// removal of the bytes failed, and of an account purged (PurgeAccount is its
+// first try). Each account's candidates are checked again and removed under the
+// account's lock, which an upload holds from writing its bytes to committing its
+// row. It returns how many keys (and a directory's stale temporary files) it
+// removed. Without a store (bytes in PostgreSQL) there is nothing to sweep.
+func (s *Service) Sweep(ctx context.Context, age time.Duration) (int, error) {
+	if s.blobs == nil {
+		return 0, nil
+	}
+	if age <= 0 {
+		age = SweepAge
+	}
+	cutoff := time.Now().Add(-age)
+	removed := 0
+	if d, ok := s.blobs.(*Dir); ok {
+		n, err := d.RemoveStale(ctx, cutoff)
+		removed += n
+		if err != nil {
+			return removed, err
+		}
+	}
+	// Keys come grouped by account (a directory per account; S3 lists in key
+	// order): each account's old keys are checked together.
+	var account int64 = -1
+	var old []string
+	flush := func() error {
+		if len(old) == 0 {
+			return nil
+		}
+		n, err := s.sweepKeys(ctx, account, old)
+		removed += n
+		old = old[:0]
+		return err
+	}
+	err := s.blobs.Walk(ctx, "", func(key string, modified time.Time) error {
+		id, _, _ := keyParts(key)
+		if id != account {
+			if err := flush(); err != nil {
+				return err
+			}
+			account = id
+		}
+		if modified.Before(cutoff) {
+			old = append(old, key)
+		}
+		return nil
+	})
+	if err != nil {
+		return removed, err
+	}
+	return removed, flush()
+}
+
+// keyParts are a media key's account id and hex SHA-256.
+func keyParts(key string) (accountID int64, sum string, ok bool) {
+	acct, rest, _ := strings.Cut(key, "/")
+	id, err := strconv.ParseInt(acct, 10, 64)
+	sum, _, _ = strings.Cut(rest, ".")
+	return id, sum, err == nil && len(sum) == 2*sha256.Size
+}
+
+// sweepKeys removes those of accountID's keys that no row of the account names,
+// under the account's lock.
+func (s *Service) sweepKeys(ctx context.Context, accountID int64, keys []string) (int, error) {
+	n := 0
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		if err := q.MediaLockAccount(ctx, accountID); err != nil {
+			return err
+		}
+		shas, err := q.MediaShas(ctx, accountID)
+		if err != nil {
+			return err
+		}
+		named := make(map[string]bool, len(shas))
+		for _, sum := range shas {
+			named[hex.EncodeToString(sum)] = true
+		}
+		for _, key := range keys {
+			if _, sum, ok := keyParts(key); !ok || named[sum] {
+				continue
+			}
+			if err := s.blobs.Delete(ctx, key); err != nil {
+				return fmt.Errorf("media store: %w", err)
+			}
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
+
+// PurgeAccount removes every image's bytes of accountID from the store: its
+// rows are gone (the account's purge deleted them), so no key of the account is
+// named any more. A failure leaves the rest to Sweep.
+func (s *Service) PurgeAccount(ctx context.Context, accountID int64) (int, error) {
+	if s.blobs == nil {
+		return 0, nil
+	}
+	var keys []string
+	if err := s.blobs.Walk(ctx, strconv.FormatInt(accountID, 10)+"/", func(key string, _ time.Time) error {
+		keys = append(keys, key)
+		return nil
+	}); err != nil {
+		return 0, err
+	}
+	return s.sweepKeys(ctx, accountID, keys)
+}
+
+// RunSweep sweeps the store (Sweep) every interval until ctx ends, logging what
+// it removed and its errors. It runs beside the executor on every replica: two
+// sweeps at once remove each key once, under the account's lock.
+func (s *Service) RunSweep(ctx context.Context, every time.Duration, log *slog.Logger) {
+	if s.blobs == nil {
+		return
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		n, err := s.Sweep(ctx, SweepAge)
+		if err != nil && ctx.Err() == nil {
+			log.Error("media sweep", "removed", n, "err", err)
+		} else if n > 0 {
+			log.Info("media sweep removed bytes no image names", "removed", n)
+		}
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
@@ -32,6 +33,10 @@ type Store interface {
 	Get(ctx context.Context, key string) ([]byte, error)
 	// Delete removes key; a key that is not there is no error.
 	Delete(ctx context.Context, key string) error
+	// Walk calls fn with every key under prefix ("" for all, "<account_id>/"
+	// for one account's) and when its bytes were last written. Anything in the
+	// store that is not a media key is not reported.
+	Walk(ctx context.Context, prefix string, fn func(key string, modified time.Time) error) error
 }
 
 // errBlobMissing is a key with no bytes behind it.
@@ -125,6 +130,80 @@ func (d *Dir) Delete(_ context.Context, key string) error {
 	return err
 }
 
+// Walk walks the directory under root/prefix.
+func (d *Dir) Walk(ctx context.Context, prefix string, fn func(key string, modified time.Time) error) error {
+	return d.walk(ctx, prefix, func(key string, e fs.DirEntry) error {
+		if !keyRE.MatchString(key) {
+			return nil
+		}
+		return d.report(key, e, fn)
+	})
+}
+
+// walk calls fn with every file under root/prefix and its key (its path under
+// the root, slash-separated); a directory not made yet holds nothing.
+func (d *Dir) walk(ctx context.Context, prefix string, fn func(key string, e fs.DirEntry) error) error {
+	start := filepath.Join(d.root, filepath.FromSlash(prefix))
+	if _, err := os.Stat(start); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return filepath.WalkDir(start, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if e.IsDir() {
+			return nil
+		}
+		rel, err := filepath.Rel(d.root, p)
+		if err != nil {
+			return err
+		}
+		return fn(filepath.ToSlash(rel), e)
+	})
+}
+
+// report is fn of key with its file's modification time (nothing when it was
+// removed meanwhile).
+func (d *Dir) report(key string, e fs.DirEntry, fn func(key string, modified time.Time) error) error {
+	info, err := e.Info()
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	return fn(key, info.ModTime())
+}
+
+// tempRE is a temporary file of a Put (see Put).
+var tempRE = regexp.MustCompile(`^[0-9]{1,19}/\.upload-[0-9]+$`)
+
+// RemoveStale removes the temporary files of Puts cut short (a crash between
+// creating and renaming one) last written before cutoff, and says how many.
+func (d *Dir) RemoveStale(ctx context.Context, cutoff time.Time) (int, error) {
+	n := 0
+	err := d.walk(ctx, "", func(key string, e fs.DirEntry) error {
+		if !tempRE.MatchString(key) {
+			return nil
+		}
+		return d.report(key, e, func(key string, modified time.Time) error {
+			if !modified.Before(cutoff) {
+				return nil
+			}
+			err := os.Remove(filepath.Join(d.root, filepath.FromSlash(key)))
+			if err == nil {
+				n++
+			} else if !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			return nil
+		})
+	})
+	return n, err
+}
+
 // S3Config is an S3-compatible store: AWS S3, MinIO, Ceph, R2, B2, GCS's XML API.
 type S3Config struct {
 	Endpoint  string // host[:port], no scheme
@@ -207,6 +286,25 @@ func (s *S3) Delete(ctx context.Context, key string) error {
 		return err
 	}
 	return s.c.RemoveObject(ctx, s.bucket, s.prefix+key, minio.RemoveObjectOptions{})
+}
+
+// Walk lists the bucket's objects under the prefix.
+func (s *S3) Walk(ctx context.Context, prefix string, fn func(key string, modified time.Time) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // ends the listing's goroutine when fn stops early
+	for o := range s.c.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: s.prefix + prefix, Recursive: true}) {
+		if o.Err != nil {
+			return o.Err
+		}
+		key := strings.TrimPrefix(o.Key, s.prefix)
+		if !keyRE.MatchString(key) {
+			continue
+		}
+		if err := fn(key, o.LastModified); err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
 }
 
 func s3Missing(err error) error {

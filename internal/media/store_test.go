@@ -11,10 +11,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -25,14 +27,38 @@ import (
 
 // fakeS3 is the outside world of the S3 store: a bucket answering the object
 // calls minio-go makes (PUT, GET, HEAD, DELETE of one object, path style),
-// including the aws-chunked bodies with a trailing checksum it sends over TLS.
+// including the aws-chunked bodies with a trailing checksum it sends over TLS,
+// and the listing of the bucket under a prefix (ListObjectsV2, one page).
 // Any other request fails the test.
 type fakeS3 struct {
-	t       *testing.T
-	bucket  string
-	mu      sync.Mutex
-	objects map[string][]byte
-	types   map[string]string
+	t        *testing.T
+	bucket   string
+	mu       sync.Mutex
+	objects  map[string][]byte
+	types    map[string]string
+	modified map[string]time.Time
+}
+
+// list answers ListObjectsV2 with the objects under the request's prefix, in key order.
+func (f *fakeS3) list(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	prefix := r.URL.Query().Get("prefix")
+	var keys []string
+	for k := range f.objects {
+		if strings.HasPrefix(k, prefix) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	w.Header().Set("Content-Type", "application/xml")
+	fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>%s</Name><Prefix>%s</Prefix><KeyCount>%d</KeyCount><MaxKeys>1000</MaxKeys><IsTruncated>false</IsTruncated>`,
+		f.bucket, prefix, len(keys))
+	for _, k := range keys {
+		fmt.Fprintf(w, `<Contents><Key>%s</Key><LastModified>%s</LastModified><ETag>"%d"</ETag><Size>%d</Size><StorageClass>STANDARD</StorageClass></Contents>`,
+			k, f.modified[k].UTC().Format("2006-01-02T15:04:05.000Z"), len(f.objects[k]), len(f.objects[k]))
+	}
+	fmt.Fprint(w, `</ListBucketResult>`)
 }
 
 func (f *fakeS3) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -42,6 +68,10 @@ func (f *fakeS3) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	bucket, key, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+	if bucket == f.bucket && key == "" && r.Method == http.MethodGet && r.URL.Query().Get("list-type") == "2" {
+		f.list(w, r)
+		return
+	}
 	if bucket != f.bucket || key == "" || r.URL.RawQuery != "" {
 		http.Error(w, "not implemented", http.StatusNotImplemented)
 		f.t.Errorf("a call the store should not make: %s %s", r.Method, r.URL)
@@ -57,7 +87,7 @@ func (f *fakeS3) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			f.t.Errorf("PUT %s: %v", key, err)
 			return
 		}
-		f.objects[key], f.types[key] = body, r.Header.Get("Content-Type")
+		f.objects[key], f.types[key], f.modified[key] = body, r.Header.Get("Content-Type"), time.Now()
 		w.Header().Set("ETag", `"`+strconv.Itoa(len(body))+`"`)
 	case http.MethodGet, http.MethodHead:
 		b, ok := f.objects[key]
@@ -121,7 +151,7 @@ func readS3Body(r *http.Request) ([]byte, error) {
 // newFakeS3 is an S3 store (over TLS, as in production) in a fake bucket.
 func newFakeS3(t *testing.T) (*media.S3, *fakeS3) {
 	t.Helper()
-	f := &fakeS3{t: t, bucket: "images", objects: map[string][]byte{}, types: map[string]string{}}
+	f := &fakeS3{t: t, bucket: "images", objects: map[string][]byte{}, types: map[string]string{}, modified: map[string]time.Time{}}
 	srv := httptest.NewTLSServer(f)
 	t.Cleanup(srv.Close)
 	s, err := media.NewS3(media.S3Config{Endpoint: strings.TrimPrefix(srv.URL, "https://"), Bucket: "images",

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sendonce/sendonce/internal/account"
+	"github.com/sendonce/sendonce/internal/media"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
 )
@@ -20,8 +21,11 @@ import (
 type Purger struct {
 	Pool     *pgxpool.Pool
 	Accounts *account.Service
-	Batch    int32
-	Pause    time.Duration
+	// Media removes a purged account's image bytes from the media store (nil:
+	// none, or the bytes are in PostgreSQL and went with the rows).
+	Media *media.Service
+	Batch int32
+	Pause time.Duration
 	// Every is how often it looks for a deleted account when it found none.
 	Every time.Duration
 	Log   *slog.Logger
@@ -64,6 +68,14 @@ func (p Purger) PurgeOne(ctx context.Context) (int64, error) {
 	if err != nil {
 		return id, err
 	}
-	p.Log.Info("deleted account purged", "account_id", id, "rows", n, "took", time.Since(start).Round(time.Millisecond))
+	// The rows first, then the bytes they named: a failure here leaves bytes no
+	// row names, which the media sweep removes within the hour.
+	var files int
+	if p.Media != nil {
+		if files, err = p.Media.PurgeAccount(ctx, id); err != nil {
+			p.Log.Error("purged account's media files", "account_id", id, "err", err)
+		}
+	}
+	p.Log.Info("deleted account purged", "account_id", id, "rows", n, "media_files", files, "took", time.Since(start).Round(time.Millisecond))
 	return id, nil
 }

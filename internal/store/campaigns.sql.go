@@ -636,10 +636,10 @@ func (q *Queries) CampaignDeleteDraft(ctx context.Context, arg CampaignDeleteDra
 const campaignDuplicate = `-- name: CampaignDuplicate :one
 INSERT INTO campaigns (account_id, name, subject, from_email, from_name, reply_to, html_template, text_template,
                        language, list_ids, ambiguous_policy, sender_id, segment_id, template_id,
-                       track_clicks, track_opens, archive)
+                       track_clicks, track_opens, archive, content_type, markdown, blocks, layout_id)
 SELECT c.account_id, left(c.name, 193) || ' (copy)', c.subject, c.from_email, c.from_name, c.reply_to, c.html_template,
        c.text_template, c.language, c.list_ids, c.ambiguous_policy, c.sender_id, c.segment_id, c.template_id,
-       c.track_clicks, c.track_opens, c.archive
+       c.track_clicks, c.track_opens, c.archive, c.content_type, c.markdown, c.blocks, c.layout_id
 FROM campaigns c
 WHERE c.account_id = $1 AND c.id = $2 AND c.kind = 'campaign'
 RETURNING id, account_id, name, subject, from_email, from_name, reply_to, html_template, text_template, language, list_ids, status, ambiguous_policy, scheduled_for, approved_at, started_at, finished_at, cancelled_at, created_at, updated_at, skipped_suppressed, skipped_unconfirmed, template_id, kind, sender_id, paused_reason, segment_id, build_executor_id, failed_reason, track_clicks, track_opens, archive, created_by_type, created_by_id, failed_retried_at, ab_mode, ab_variants, ab_test_percent, ab_wait_seconds, ab_metric, ab_winner, ab_winner_at, ab_winner_by, content_type, markdown, layout_id, deliver_at_local, pool_id, blocks, send_window
@@ -651,9 +651,10 @@ type CampaignDuplicateParams struct {
 }
 
 // A new draft with everything of the account's campaign @id but its sends and its
-// history: content, template, lists, segment, sender, policy and tracking switches;
-// named "<name> (copy)" (cut to fit). Its attachments are copied by
-// CampaignAttachmentsCopy in the same transaction.
+// history: content (its type, Markdown or block design and layout too), template,
+// lists, segment, sender, policy and tracking switches; named "<name> (copy)" (cut
+// to fit). Its attachments are copied by CampaignAttachmentsCopy, and composed
+// content is composed again in its layout as it is now, in the same transaction.
 func (q *Queries) CampaignDuplicate(ctx context.Context, arg CampaignDuplicateParams) (Campaign, error) {
 	row := q.db.QueryRow(ctx, campaignDuplicate, arg.AccountID, arg.ID)
 	var i Campaign

@@ -187,16 +187,22 @@ func (q *Queries) LayoutClearDefault(ctx context.Context, arg LayoutClearDefault
 
 const layoutCreate = `-- name: LayoutCreate :one
 
-INSERT INTO layouts (account_id, name, html, text)
-VALUES ($1, $2, $3, $4)
-RETURNING id, account_id, name, html, text, is_default, created_at, updated_at
+INSERT INTO layouts (account_id, name, html, text, header, footer, brand_primary, brand_background, brand_text, brand_link)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+RETURNING id, account_id, name, html, text, is_default, created_at, updated_at, header, footer, brand_primary, brand_background, brand_text, brand_link
 `
 
 type LayoutCreateParams struct {
-	AccountID int64
-	Name      string
-	Html      string
-	Text      string
+	AccountID       int64
+	Name            string
+	Html            string
+	Text            string
+	Header          string
+	Footer          string
+	BrandPrimary    string
+	BrandBackground string
+	BrandText       string
+	BrandLink       string
 }
 
 // Layouts: the frames Markdown content is rendered into. Templates and draft
@@ -209,6 +215,12 @@ func (q *Queries) LayoutCreate(ctx context.Context, arg LayoutCreateParams) (Lay
 		arg.Name,
 		arg.Html,
 		arg.Text,
+		arg.Header,
+		arg.Footer,
+		arg.BrandPrimary,
+		arg.BrandBackground,
+		arg.BrandText,
+		arg.BrandLink,
 	)
 	var i Layout
 	err := row.Scan(
@@ -220,6 +232,12 @@ func (q *Queries) LayoutCreate(ctx context.Context, arg LayoutCreateParams) (Lay
 		&i.IsDefault,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Header,
+		&i.Footer,
+		&i.BrandPrimary,
+		&i.BrandBackground,
+		&i.BrandText,
+		&i.BrandLink,
 	)
 	return i, err
 }
@@ -265,7 +283,7 @@ func (q *Queries) LayoutExists(ctx context.Context, arg LayoutExistsParams) (boo
 }
 
 const layoutGet = `-- name: LayoutGet :one
-SELECT id, account_id, name, html, text, is_default, created_at, updated_at FROM layouts WHERE account_id = $1 AND id = $2
+SELECT id, account_id, name, html, text, is_default, created_at, updated_at, header, footer, brand_primary, brand_background, brand_text, brand_link FROM layouts WHERE account_id = $1 AND id = $2
 `
 
 type LayoutGetParams struct {
@@ -285,12 +303,18 @@ func (q *Queries) LayoutGet(ctx context.Context, arg LayoutGetParams) (Layout, e
 		&i.IsDefault,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Header,
+		&i.Footer,
+		&i.BrandPrimary,
+		&i.BrandBackground,
+		&i.BrandText,
+		&i.BrandLink,
 	)
 	return i, err
 }
 
 const layoutGetDefault = `-- name: LayoutGetDefault :one
-SELECT id, account_id, name, html, text, is_default, created_at, updated_at FROM layouts WHERE account_id = $1 AND is_default
+SELECT id, account_id, name, html, text, is_default, created_at, updated_at, header, footer, brand_primary, brand_background, brand_text, brand_link FROM layouts WHERE account_id = $1 AND is_default
 `
 
 func (q *Queries) LayoutGetDefault(ctx context.Context, accountID int64) (Layout, error) {
@@ -305,12 +329,18 @@ func (q *Queries) LayoutGetDefault(ctx context.Context, accountID int64) (Layout
 		&i.IsDefault,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Header,
+		&i.Footer,
+		&i.BrandPrimary,
+		&i.BrandBackground,
+		&i.BrandText,
+		&i.BrandLink,
 	)
 	return i, err
 }
 
 const layoutGetDefaultShare = `-- name: LayoutGetDefaultShare :one
-SELECT id, account_id, name, html, text, is_default, created_at, updated_at FROM layouts WHERE account_id = $1 AND is_default FOR SHARE
+SELECT id, account_id, name, html, text, is_default, created_at, updated_at, header, footer, brand_primary, brand_background, brand_text, brand_link FROM layouts WHERE account_id = $1 AND is_default FOR SHARE
 `
 
 func (q *Queries) LayoutGetDefaultShare(ctx context.Context, accountID int64) (Layout, error) {
@@ -325,12 +355,18 @@ func (q *Queries) LayoutGetDefaultShare(ctx context.Context, accountID int64) (L
 		&i.IsDefault,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Header,
+		&i.Footer,
+		&i.BrandPrimary,
+		&i.BrandBackground,
+		&i.BrandText,
+		&i.BrandLink,
 	)
 	return i, err
 }
 
 const layoutGetShare = `-- name: LayoutGetShare :one
-SELECT id, account_id, name, html, text, is_default, created_at, updated_at FROM layouts WHERE account_id = $1 AND id = $2 FOR SHARE
+SELECT id, account_id, name, html, text, is_default, created_at, updated_at, header, footer, brand_primary, brand_background, brand_text, brand_link FROM layouts WHERE account_id = $1 AND id = $2 FOR SHARE
 `
 
 type LayoutGetShareParams struct {
@@ -352,12 +388,18 @@ func (q *Queries) LayoutGetShare(ctx context.Context, arg LayoutGetShareParams) 
 		&i.IsDefault,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Header,
+		&i.Footer,
+		&i.BrandPrimary,
+		&i.BrandBackground,
+		&i.BrandText,
+		&i.BrandLink,
 	)
 	return i, err
 }
 
 const layoutList = `-- name: LayoutList :many
-SELECT id, account_id, name, html, text, is_default, created_at, updated_at FROM layouts
+SELECT id, account_id, name, html, text, is_default, created_at, updated_at, header, footer, brand_primary, brand_background, brand_text, brand_link FROM layouts
 WHERE account_id = $1 AND id > $2
 ORDER BY id
 LIMIT $3
@@ -387,6 +429,12 @@ func (q *Queries) LayoutList(ctx context.Context, arg LayoutListParams) ([]Layou
 			&i.IsDefault,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.Header,
+			&i.Footer,
+			&i.BrandPrimary,
+			&i.BrandBackground,
+			&i.BrandText,
+			&i.BrandLink,
 		); err != nil {
 			return nil, err
 		}
@@ -436,17 +484,29 @@ UPDATE layouts SET
     name       = coalesce($1, name),
     html       = coalesce($2, html),
     text       = coalesce($3, text),
+    header     = coalesce($4, header),
+    footer     = coalesce($5, footer),
+    brand_primary    = coalesce($6, brand_primary),
+    brand_background = coalesce($7, brand_background),
+    brand_text       = coalesce($8, brand_text),
+    brand_link       = coalesce($9, brand_link),
     updated_at = now()
-WHERE account_id = $4 AND id = $5
-RETURNING id, account_id, name, html, text, is_default, created_at, updated_at
+WHERE account_id = $10 AND id = $11
+RETURNING id, account_id, name, html, text, is_default, created_at, updated_at, header, footer, brand_primary, brand_background, brand_text, brand_link
 `
 
 type LayoutUpdateParams struct {
-	Name      *string
-	Html      *string
-	Text      *string
-	AccountID int64
-	ID        int64
+	Name            *string
+	Html            *string
+	Text            *string
+	Header          *string
+	Footer          *string
+	BrandPrimary    *string
+	BrandBackground *string
+	BrandText       *string
+	BrandLink       *string
+	AccountID       int64
+	ID              int64
 }
 
 // Locks the layout row: a template or draft saved meanwhile waits, then composes
@@ -456,6 +516,12 @@ func (q *Queries) LayoutUpdate(ctx context.Context, arg LayoutUpdateParams) (Lay
 		arg.Name,
 		arg.Html,
 		arg.Text,
+		arg.Header,
+		arg.Footer,
+		arg.BrandPrimary,
+		arg.BrandBackground,
+		arg.BrandText,
+		arg.BrandLink,
 		arg.AccountID,
 		arg.ID,
 	)
@@ -469,6 +535,12 @@ func (q *Queries) LayoutUpdate(ctx context.Context, arg LayoutUpdateParams) (Lay
 		&i.IsDefault,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Header,
+		&i.Footer,
+		&i.BrandPrimary,
+		&i.BrandBackground,
+		&i.BrandText,
+		&i.BrandLink,
 	)
 	return i, err
 }

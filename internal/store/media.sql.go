@@ -287,6 +287,31 @@ func (q *Queries) MediaPublic(ctx context.Context, arg MediaPublicParams) (Media
 	return i, err
 }
 
+const mediaShas = `-- name: MediaShas :many
+SELECT sha256 FROM media WHERE account_id = $1
+`
+
+// The SHA-256 of every image of the account: the bytes its rows name (Sweep).
+func (q *Queries) MediaShas(ctx context.Context, accountID int64) ([][]byte, error) {
+	rows, err := q.db.Query(ctx, mediaShas, accountID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := [][]byte{}
+	for rows.Next() {
+		var sha256 []byte
+		if err := rows.Scan(&sha256); err != nil {
+			return nil, err
+		}
+		items = append(items, sha256)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const mediaUsage = `-- name: MediaUsage :one
 SELECT count(*)::bigint AS images, coalesce(sum(size), 0)::bigint AS bytes
 FROM media WHERE account_id = $1
@@ -329,6 +354,43 @@ type MediaUsedByParams struct {
 // count as their campaign's content. Read on delete only.
 func (q *Queries) MediaUsedBy(ctx context.Context, arg MediaUsedByParams) ([]int64, error) {
 	rows, err := q.db.Query(ctx, mediaUsedBy, arg.AccountID, arg.Path)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const mediaUsedByMessages = `-- name: MediaUsedByMessages :many
+SELECT m.id FROM messages m
+WHERE m.account_id = $1
+  AND (strpos(m.html, $2::text) > 0 OR strpos(m.text, $2::text) > 0)
+ORDER BY m.id
+LIMIT 10
+`
+
+type MediaUsedByMessagesParams struct {
+	AccountID int64
+	Path      string
+}
+
+// Transactional messages still stored (queued, sent, or kept until the account's
+// retention removes them) whose content shows the image: their web view renders
+// it, and a queued one has yet to send it. Read on delete only; it reads the
+// account's stored messages, which retention bounds.
+func (q *Queries) MediaUsedByMessages(ctx context.Context, arg MediaUsedByMessagesParams) ([]int64, error) {
+	rows, err := q.db.Query(ctx, mediaUsedByMessages, arg.AccountID, arg.Path)
 	if err != nil {
 		return nil, err
 	}

@@ -141,14 +141,16 @@ func (s *Service) check(ctx context.Context, accountID int64, key string, in Req
 	if d := bytes.TrimSpace(c.data); len(d) == 0 || d[0] != '{' || !json.Valid(d) {
 		return c, apperr.Invalidf("/data", "data must be a JSON object")
 	}
-	inline := in.Subject != nil || in.HTML != nil || in.Text != nil || in.Markdown != nil
+	inline := in.Subject != nil || in.HTML != nil || in.Text != nil || in.Markdown != nil || in.Blocks != nil
 	switch {
 	case in.TemplateID != nil && inline:
 		return c, apperr.Invalidf("/template_id", "a message takes its content from template_id or from subject, html and text, not both")
 	case in.Markdown != nil && (in.HTML != nil || in.Text != nil):
 		return c, apperr.Invalidf("/markdown", "a message takes its body from markdown or from html and text, not both")
-	case in.LayoutID != nil && in.Markdown == nil:
-		return c, apperr.Invalidf("/layout_id", "layout_id frames markdown: it needs a markdown body")
+	case in.Blocks != nil && (in.HTML != nil || in.Text != nil || in.Markdown != nil):
+		return c, apperr.Invalidf("/blocks", "a message takes its body from blocks, from markdown or from html and text, only one of them")
+	case in.LayoutID != nil && in.Markdown == nil && in.Blocks == nil:
+		return c, apperr.Invalidf("/layout_id", "layout_id frames markdown or blocks: it needs one of them as the body")
 	case in.TemplateID != nil:
 		t, err := store.New(s.pool).TemplateGet(ctx, store.TemplateGetParams{AccountID: accountID, ID: *in.TemplateID})
 		if err = postgres.Error(err, "template"); apperr.Is(err, apperr.NotFound) {
@@ -167,6 +169,12 @@ func (s *Service) check(ctx context.Context, accountID int64, key string, in Req
 		// Composed as a Markdown template is (the same conversion and frame).
 		c.subject = *in.Subject
 		if c.html, c.text, err = layout.Compose(ctx, store.New(s.pool), accountID, in.LayoutID, *in.Markdown); err != nil {
+			return c, err
+		}
+	case in.Blocks != nil:
+		// Composed as a block template is (the same renderer, frame and brand colours).
+		c.subject = *in.Subject
+		if c.html, c.text, err = layout.ComposeContent(ctx, store.New(s.pool), accountID, in.LayoutID, "blocks", "", in.Blocks); err != nil {
 			return c, err
 		}
 	default:
@@ -190,6 +198,8 @@ func (s *Service) check(ctx context.Context, accountID int64, key string, in Req
 	if err != nil && in.Markdown != nil {
 		// The html and text were composed from the markdown: name what was sent.
 		err = template.MarkdownError(err)
+	} else if err != nil && in.Blocks != nil {
+		err = template.SourceError("blocks", err)
 	}
 	return c, err
 }

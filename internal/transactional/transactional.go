@@ -71,6 +71,10 @@ type Request struct {
 	// nil, so a message accepted before these existed keeps its hash.
 	Markdown *string `json:",omitempty"`
 	LayoutID *int64  `json:",omitempty"`
+	// Blocks is a block design instead of HTML and Text (or Markdown), composed
+	// in the layout LayoutID as a block template is. Left out of the request
+	// hash when nil, as Markdown.
+	Blocks json.RawMessage `json:",omitempty"`
 }
 
 // Attachment is one file of a request: Resend's fields, content in base64.

@@ -12,6 +12,7 @@ import { Media } from './media.js';
 import { Inbox } from './inbox.js';
 import { Keys } from './keys.js';
 import { Templates } from './templates.js';
+import { Layouts } from './layouts.js';
 import { Messages, MessagePage } from './messages.js';
 import { Senders, SenderPage } from './senders.js';
 import { EventEndpoints, EndpointPage } from './endpoints.js';
@@ -31,6 +32,7 @@ const pages = [
   ['subscribers', 'Subscribers'],
   ['lists', 'Lists'],
   ['templates', 'Templates'],
+  ['layouts', 'Layouts'],
   ['media', 'Media'],
   ['segments', 'Segments'],
   ['suppressions', 'Suppressions'],
@@ -50,7 +52,7 @@ const groups = ['Insights', 'Audience', 'Sending', 'Settings'];
 const groupOf = {
   overview: 'Insights', messages: 'Insights',
   subscribers: 'Audience', lists: 'Audience', segments: 'Audience', suppressions: 'Audience',
-  campaigns: 'Sending', sequences: 'Sending', templates: 'Sending', media: 'Sending', senders: 'Sending', inbox: 'Sending',
+  campaigns: 'Sending', sequences: 'Sending', templates: 'Sending', layouts: 'Sending', media: 'Sending', senders: 'Sending', inbox: 'Sending',
 };
 
 /**
@@ -85,7 +87,7 @@ function Sidebar({ here, open, setOpen, button }) {
 /** The permission every change of a page needs (docs/teams.md). @type {Record<string,string>} */
 const pageWrites = {
   subscribers: 'audience:write', lists: 'audience:write', segments: 'audience:write', suppressions: 'audience:write',
-  templates: 'templates:write', media: 'templates:write', senders: 'senders:manage', endpoints: 'webhooks:manage', keys: 'keys:manage',
+  templates: 'templates:write', layouts: 'templates:write', media: 'templates:write', senders: 'senders:manage', endpoints: 'webhooks:manage', keys: 'keys:manage',
 };
 
 // The pages a mailed link opens (its token in the fragment): they are shown
@@ -175,6 +177,7 @@ function App() {
     case 'templates': body = r.arg ? html`<${NotFound} />` : html`<${Templates} />`; break;
     case 'suppressions': body = r.arg ? html`<${NotFound} />` : html`<${Suppressions} />`; break;
     case 'media': body = r.arg ? html`<${NotFound} />` : html`<${Media} />`; break;
+    case 'layouts': body = r.arg ? html`<${NotFound} />` : html`<${Layouts} />`; break;
     case 'inbox': body = r.arg ? html`<${NotFound} />` : html`<${Inbox} />`; break;
     case 'keys': body = r.arg ? html`<${NotFound} />` : html`<${Keys} />`; break;
     case 'overview': body = html`<${Overview} />`; break;

@@ -1563,8 +1563,10 @@ export interface paths {
         /**
          * Delete image
          * @description Delete an image. An image that a campaign past draft names in its content (its address or its thumbnail's)
-         *     is kept, since that campaign's archive and web view show it: 409 with `campaign_ids`. A draft naming it does
-         *     not keep it (its preview then shows a broken image).
+         *     is kept, since that campaign's archive and web view show it, and so is one that a stored transactional
+         *     message names (queued, or sent and kept until the account's message retention removes it: its web view
+         *     shows it): 409 with `campaign_ids` and `message_ids` (up to 10 of each). A draft naming it does not keep
+         *     it (its preview then shows a broken image).
          */
         delete: operations["deleteMedia"];
         options?: never;
@@ -5188,7 +5190,7 @@ export interface components {
          */
         AmbiguousPolicy: "skip" | "retry";
         /**
-         * @description Either template_id, or subject with html and/or text, or subject with markdown (and optionally layout_id). Optionally the sender it leaves through (sender_id).
+         * @description Either template_id, or subject with html and/or text, or subject with markdown or blocks (and optionally layout_id). Optionally the sender it leaves through (sender_id).
          * @example {
          *       "to": "ada@example.com",
          *       "to_name": "Ada",
@@ -5221,9 +5223,10 @@ export interface components {
             text?: string;
             /** @description The body in Markdown instead of html and text (giving both is 422 naming /markdown): converted when the message is accepted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; the html and text parts are composed from it. Part of the Idempotency-Key's request. */
             markdown?: string;
+            blocks?: components["schemas"]["BlockDesign"];
             /**
              * Format: int64
-             * @description The account's layout that frames the markdown (absent: the account's default layout, if any). Only with markdown; another account's layout is 422 naming /layout_id. Part of the Idempotency-Key's request.
+             * @description The account's layout that frames the markdown or the blocks (a design of the visual builder instead of html and text: giving it with html, text or markdown is 422 naming /blocks; a bad design is 422 naming the field under /blocks; its brand colours are the design's defaults) (absent: the account's default layout, if any). Only with markdown or blocks; another account's layout is 422 naming /layout_id. Both are part of the Idempotency-Key's request.
              */
             layout_id?: number;
             /** @description The templates' .Attributes (at most 64 KiB). */
@@ -6014,6 +6017,13 @@ export interface components {
          *       "name": "brand",
          *       "html": "<html><body style=\"background:#f4f4f4\"><div style=\"max-width:600px;margin:auto\">{{content}}<p><a href=\"{{.UnsubscribeURL}}\">Unsubscribe</a></p></div></body></html>",
          *       "text": "{{content}}\n\nUnsubscribe: {{.UnsubscribeURL}}",
+         *       "header": "<p style=\"color:{{brand.primary}}\"><strong>Example Ltd</strong></p>",
+         *       "footer": "<p style=\"font-size:12px\">Example Ltd, 1 Main Street</p>",
+         *       "brand": {
+         *         "primary": "#0b6e4f",
+         *         "background": "#f4f4f4",
+         *         "link": "#0b6e4f"
+         *       },
          *       "default": true,
          *       "created_at": "2026-11-02T09:00:00Z",
          *       "updated_at": "2026-11-02T09:00:00Z"
@@ -6023,10 +6033,15 @@ export interface components {
             /** Format: int64 */
             id: number;
             name: string;
-            /** @description An HTML template with {{content}} exactly once, where the body goes; other actions ({{.UnsubscribeURL}}, …) work as in any template. */
+            /** @description An HTML template with {{content}} exactly once, where the body goes, and at most one {{header}} and one {{footer}} (absent: the header goes just before the body, the footer just after); {{brand.primary}}, {{brand.background}}, {{brand.text}} and {{brand.link}} read the brand colours (their defaults when unset: #1a56db, #ffffff, #222222, #1a56db); other actions ({{.UnsubscribeURL}}, …) work as in any template. */
             html: string;
-            /** @description The text frame with {{content}} once, or empty (the text part is then the body's alone). */
+            /** @description The text frame with {{content}} once, or empty (the text part is then the body's alone). The header and footer are HTML and are not in the text part. */
             text: string;
+            /** @description An HTML fragment put at {{header}} (or before the body); the brand tokens and template actions work in it. Empty: none. */
+            header: string;
+            /** @description An HTML fragment put at {{footer}} (or after the body), e.g. the postal address and the unsubscribe link. Empty: none. */
+            footer: string;
+            brand: components["schemas"]["LayoutBrand"];
             /** @description The account's default layout: it frames Markdown content that names none. */
             default: boolean;
             /** Format: date-time */
@@ -6035,10 +6050,31 @@ export interface components {
             updated_at: string;
         };
         /**
+         * @description The layout's brand colours, each #rrggbb (another form is 422 naming /brand/<colour>); absent or empty: none. Block designs framed in the layout take them as the defaults of what they leave unset: primary a button's background, background the colour around the content, text the headings' and text's colour, link the links' colour. In a create or an update, a colour left out is kept (or none), an empty one is taken away.
+         * @example {
+         *       "primary": "#0b6e4f",
+         *       "background": "#f4f4f4",
+         *       "text": "#1f2933",
+         *       "link": "#0b6e4f"
+         *     }
+         */
+        LayoutBrand: {
+            primary?: string;
+            background?: string;
+            text?: string;
+            link?: string;
+        };
+        /**
          * @example {
          *       "name": "brand",
-         *       "html": "<div style=\"max-width:600px\">{{content}}</div>",
+         *       "html": "<div style=\"max-width:600px;background:{{brand.background}}\">{{header}}{{content}}{{footer}}</div>",
          *       "text": "{{content}}",
+         *       "header": "<h1 style=\"color:{{brand.primary}}\">Example</h1>",
+         *       "footer": "<p>Example Ltd</p>",
+         *       "brand": {
+         *         "primary": "#0b6e4f",
+         *         "background": "#f4f4f4"
+         *       },
          *       "default": true
          *     }
          */
@@ -6046,17 +6082,26 @@ export interface components {
             name: string;
             html: string;
             text?: string;
+            header?: string;
+            footer?: string;
+            brand?: components["schemas"]["LayoutBrand"];
             default?: boolean;
         };
         /**
          * @example {
-         *       "html": "<div style=\"max-width:640px\">{{content}}</div>"
+         *       "html": "<div style=\"max-width:640px\">{{content}}</div>",
+         *       "brand": {
+         *         "primary": "#c2410c"
+         *       }
          *     }
          */
         LayoutUpdate: {
             name?: string;
             html?: string;
             text?: string;
+            header?: string;
+            footer?: string;
+            brand?: components["schemas"]["LayoutBrand"];
             default?: boolean;
         };
         /**
@@ -6067,6 +6112,9 @@ export interface components {
          *           "name": "brand",
          *           "html": "<div>{{content}}</div>",
          *           "text": "",
+         *           "header": "",
+         *           "footer": "",
+         *           "brand": {},
          *           "default": true,
          *           "created_at": "2026-11-02T09:00:00Z",
          *           "updated_at": "2026-11-02T09:00:00Z"
