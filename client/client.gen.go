@@ -4353,12 +4353,15 @@ type Message struct {
 	Engagement *MessageEngagement `json:"engagement,omitempty"`
 
 	// Feedback hard_bounce, soft_bounce, complaint or unsubscribe, from the provider's webhooks.
-	Feedback          *string `json:"feedback"`
-	From              string  `json:"from"`
-	FromName          string  `json:"from_name"`
-	Id                int64   `json:"id"`
-	IdempotencyKey    string  `json:"idempotency_key"`
-	LastError         *string `json:"last_error"`
+	Feedback       *string `json:"feedback"`
+	From           string  `json:"from"`
+	FromName       string  `json:"from_name"`
+	Id             int64   `json:"id"`
+	IdempotencyKey string  `json:"idempotency_key"`
+	LastError      *string `json:"last_error"`
+
+	// PoolId The sender pool the message named (absent: none). Which member sent it is the send's via_sender_id, in its send.* events.
+	PoolId            *int64  `json:"pool_id,omitempty"`
 	ProviderMessageId *string `json:"provider_message_id"`
 
 	// ReplyTo The first Reply-To address; empty for none.
@@ -4368,7 +4371,7 @@ type Message struct {
 	ReplyToList []string   `json:"reply_to_list"`
 	SendAt      *time.Time `json:"send_at"`
 
-	// SenderId The sender the message named; null: the account's default sender (else the environment's provider).
+	// SenderId The sender the message named; null: the account's default sender (else the environment's provider), or its pool_id.
 	SenderId *int64     `json:"sender_id"`
 	SentAt   *time.Time `json:"sent_at"`
 	Status   SendStatus `json:"status"`
@@ -4396,7 +4399,7 @@ type MessageBatch struct {
 	Messages []struct {
 		IdempotencyKey string `json:"idempotency_key"`
 
-		// Message Either template_id, or subject with html and/or text, or subject with markdown (and optionally layout_id). Optionally the sender it leaves through (sender_id).
+		// Message Either template_id, or subject with html and/or text, or subject with markdown (and optionally layout_id). Optionally the sender (sender_id) or the sender pool (pool_id) it leaves through.
 		//
 		// Example: {"data":{"order":"A-1002"},"from":"shop@example.com","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada"}
 		Message MessageCreate `json:"message"`
@@ -4415,7 +4418,7 @@ type MessageBatchResult struct {
 	} `json:"results"`
 }
 
-// MessageCreate Either template_id, or subject with html and/or text, or subject with markdown (and optionally layout_id). Optionally the sender it leaves through (sender_id).
+// MessageCreate Either template_id, or subject with html and/or text, or subject with markdown (and optionally layout_id). Optionally the sender (sender_id) or the sender pool (pool_id) it leaves through.
 //
 // Example: {"data":{"order":"A-1002"},"from":"shop@example.com","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada"}
 type MessageCreate struct {
@@ -4445,6 +4448,14 @@ type MessageCreate struct {
 	// Markdown The body in Markdown instead of html and text (giving both is 422 naming /markdown): converted when the message is accepted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; the html and text parts are composed from it. Part of the Idempotency-Key's request.
 	Markdown *string `json:"markdown,omitempty"`
 
+	// PoolId One of the account's sender pools instead of a sender (with sender_id too, or another account's
+	// pool, is 422 naming /pool_id): the message leaves through the pool's first usable sender, and
+	// moves to the next only when that one refused it before anything was handed over (a message in
+	// doubt keeps its route), exactly as a campaign naming the pool (docs/providers.md "Sender pools
+	// and failover"). `from` must be one every sender of the pool allows. Part of the Idempotency-Key's
+	// request.
+	PoolId *int64 `json:"pool_id,omitempty"`
+
 	// ReplyTo One address, or a list of up to 10 (every provider carries them all).
 	ReplyTo *MessageCreate_ReplyTo `json:"reply_to,omitempty"`
 
@@ -4455,6 +4466,7 @@ type MessageCreate struct {
 	// message leaves through it, within its rate limit, and `from` must be one its allowed_from
 	// permits. Omitted: the account's default sender (whose allowed_from applies too), else the
 	// environment's provider. `from` stays required: a sender holds no From address of its own.
+	// Not with pool_id (422 naming /pool_id).
 	SenderId   *int64    `json:"sender_id,omitempty"`
 	Subject    *string   `json:"subject,omitempty"`
 	Tags       *[]string `json:"tags,omitempty"`
