@@ -90,6 +90,7 @@ func TestRequestIDsArePositive(t *testing.T) {
 			{"PUT", segPath, map[string]any{"name": "x", "match": `$."a" == 1`, "list_ids": []int64{bad}}, "/list_ids/0"},
 			{"POST", "/v1/segments/preview", map[string]any{"match": `$."a" == 1`, "list_ids": []int64{bad}}, "/list_ids/0"},
 			{"POST", "/v1/messages", receipt(map[string]any{"sender_id": bad}), "/sender_id"},
+			{"POST", "/v1/messages", receipt(map[string]any{"pool_id": bad}), "/pool_id"},
 			{"POST", "/v1/messages", map[string]any{"to": "ada@example.com", "from": "shop@example.com", "template_id": bad}, "/template_id"},
 			{"POST", "/v1/sequences", seqBody(map[string]any{"type": "list_joined", "list_id": bad}), "/trigger/list_id"},
 			{"POST", "/v1/sequences", seqBody(map[string]any{"type": "segment_entered", "segment_id": bad}), "/trigger/segment_id"},
