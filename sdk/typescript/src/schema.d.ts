@@ -5188,7 +5188,7 @@ export interface components {
          */
         AmbiguousPolicy: "skip" | "retry";
         /**
-         * @description Either template_id, or subject with html and/or text, or subject with markdown (and optionally layout_id). Optionally the sender it leaves through (sender_id).
+         * @description Either template_id, or subject with html and/or text, or subject with markdown (and optionally layout_id). Optionally the sender (sender_id) or the sender pool (pool_id) it leaves through.
          * @example {
          *       "to": "ada@example.com",
          *       "to_name": "Ada",
@@ -5251,8 +5251,19 @@ export interface components {
              *     message leaves through it, within its rate limit, and `from` must be one its allowed_from
              *     permits. Omitted: the account's default sender (whose allowed_from applies too), else the
              *     environment's provider. `from` stays required: a sender holds no From address of its own.
+             *     Not with pool_id (422 naming /pool_id).
              */
             sender_id?: number;
+            /**
+             * Format: int64
+             * @description One of the account's sender pools instead of a sender (with sender_id too, or another account's
+             *     pool, is 422 naming /pool_id): the message leaves through the pool's first usable sender, and
+             *     moves to the next only when that one refused it before anything was handed over (a message in
+             *     doubt keeps its route), exactly as a campaign naming the pool (docs/providers.md "Sender pools
+             *     and failover"). `from` must be one every sender of the pool allows. Part of the Idempotency-Key's
+             *     request.
+             */
+            pool_id?: number;
             /**
              * @description Rewrite the links the HTML writes literally (absolute http(s) hrefs with no template action) to
              *     signed `{public_url}/c/{token}` redirects; the URLs are stored with the message when it is accepted.
@@ -5553,9 +5564,14 @@ export interface components {
             template_id: number | null;
             /**
              * Format: int64
-             * @description The sender the message named; null: the account's default sender (else the environment's provider).
+             * @description The sender the message named; null: the account's default sender (else the environment's provider), or its pool_id.
              */
             sender_id: number | null;
+            /**
+             * Format: int64
+             * @description The sender pool the message named (absent: none). Which member sent it is the send's via_sender_id, in its send.* events.
+             */
+            pool_id?: number;
             tags: string[];
             /** Format: date-time */
             send_at: string | null;
