@@ -223,13 +223,15 @@ WHERE c.kind = 'messages' AND c.status = 'sending'
 -- claimed, CampaignListSending's sender_paused), but not for ever: a message due
 -- longer ago than hold_max is failed with the sender's pause reason, with its
 -- send.failed event. Only the streams of paused senders are looked at, and in them
--- the queued rows (sends_claim_idx). Not a tenant query: the executors'
+-- the queued rows (sends_claim_idx). A pool's stream is not a paused sender's: the
+-- pool passes over a paused member, and its messages wait while every member is
+-- held, as a pool's campaign does. Not a tenant query: the executors'
 -- maintenance runs it for every account.
 WITH held AS (
     SELECT s.id, sn.paused_reason
     FROM campaigns c
     JOIN senders sn ON sn.account_id = c.account_id
-                   AND (sn.id = c.sender_id OR (c.sender_id IS NULL AND sn.is_default))
+                   AND (sn.id = c.sender_id OR (c.sender_id IS NULL AND c.pool_id IS NULL AND sn.is_default))
     JOIN sends s ON s.campaign_id = c.id AND s.status = 'queued'
     JOIN messages m ON m.account_id = s.account_id AND m.id = s.subscriber_id
     WHERE c.kind = 'messages' AND c.status = 'sending' AND sn.paused_reason IS NOT NULL

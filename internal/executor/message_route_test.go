@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/internal/dbtest"
@@ -254,4 +255,24 @@ func TestMessageNamesItsSendForTheReturnPath(t *testing.T) {
 	require.Len(t, order, 1)
 	require.Equal(t, id, order[0].SendID)
 	require.NotEqual(t, f.int64(`SELECT subscriber_id FROM sends WHERE id = $1`, id), id)
+}
+
+// TestPausedDefaultSenderDoesNotFailAPoolsMessages: a message of the default
+// stream waits for the account's paused default sender at most hold_max, then
+// fails; a message naming a pool is not the default sender's (the pool passes
+// over a paused member) and stays queued.
+func TestPausedDefaultSenderDoesNotFailAPoolsMessages(t *testing.T) {
+	t.Parallel()
+	f, acct, pl, _, _, _ := messagePool(t, Route{}, Route{})
+	def := f.sender(acct, "default", "smtp", true)
+	f.exec(`UPDATE senders SET paused_reason = 'auth failed' WHERE id = $1`, def)
+	viaDefault := f.message(acct, nil, "default", "ada@example.com")
+	viaPool := f.poolMessage(acct, pl, "pool", "bob@example.com")
+	later := time.Now().Add(time.Hour)
+	rows, err := store.New(f.pool).MessageFailHeld(context.Background(), store.MessageFailHeldParams{Now: &later,
+		HoldMax: pgtype.Interval{Microseconds: time.Minute.Microseconds(), Valid: true}})
+	require.NoError(t, err)
+	require.Len(t, rows, 1)
+	require.Equal(t, "failed", readSend(t, f.pool, viaDefault).Status)
+	require.Equal(t, "queued", readSend(t, f.pool, viaPool).Status)
 }
