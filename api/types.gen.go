@@ -5507,7 +5507,7 @@ type SequenceStats struct {
 	Steps       []SequenceStepStats `json:"steps"`
 }
 
-// SequenceStep One step. send: template_id and from_email (sender_id optional: else the account's default sender when the sequence is activated). wait: duration (e.g. 90m, 72h, 3d) and/or at (HH:MM) and/or weekdays, in the subscriber's attributes.timezone when it is a valid IANA zone, else the sequence's time_zone. condition: `if` true ends the enrollment (exited, reason condition). wait_for_event: wait for `event` (POST /v1/track) at most `timeout`, then on_event / on_timeout (continue or exit).
+// SequenceStep One step. send: template_id and from_email (sender_id optional: else the account's default sender when the sequence is activated; or pool_id, a sender pool, never with sender_id). wait: duration (e.g. 90m, 72h, 3d) and/or at (HH:MM) and/or weekdays, in the subscriber's attributes.timezone when it is a valid IANA zone, else the sequence's time_zone. condition: `if` true ends the enrollment (exited, reason condition). wait_for_event: wait for `event` (POST /v1/track) at most `timeout`, then on_event / on_timeout (continue or exit).
 type SequenceStep struct {
 	// At HH:MM, 24-hour: the wait ends at the next such time (after duration, if any).
 	At *string `json:"at,omitempty"`
@@ -5525,10 +5525,13 @@ type SequenceStep struct {
 	OnEvent *SequenceStepOnEvent `json:"on_event,omitempty"`
 
 	// OnTimeout Absent means continue.
-	OnTimeout  *SequenceStepOnTimeout `json:"on_timeout,omitempty"`
-	ReplyTo    *string                `json:"reply_to,omitempty"`
-	SenderId   *int64                 `json:"sender_id,omitempty"`
-	TemplateId *int64                 `json:"template_id,omitempty"`
+	OnTimeout *SequenceStepOnTimeout `json:"on_timeout,omitempty"`
+
+	// PoolId A send step's sender pool instead of a sender (with sender_id too, or another account's pool, is 422 naming /steps/N/pool_id): its sends fail over as a campaign's on the pool (docs/providers.md).
+	PoolId     *int64  `json:"pool_id,omitempty"`
+	ReplyTo    *string `json:"reply_to,omitempty"`
+	SenderId   *int64  `json:"sender_id,omitempty"`
+	TemplateId *int64  `json:"template_id,omitempty"`
 
 	// Timeout As duration; required for wait_for_event.
 	Timeout  *string                 `json:"timeout,omitempty"`

@@ -339,7 +339,7 @@ func (s *Service) normalize(ctx context.Context, accountID int64, f *Fields) err
 			return apperr.Invalidf("/segment_id", "segment %d not found", *f.SegmentID)
 		}
 	}
-	if err := sender.CheckPool(ctx, store.New(s.pool), accountID, f.SenderID, f.PoolID); err != nil {
+	if err := sender.CheckPool(ctx, store.New(s.pool), accountID, f.SenderID, f.PoolID, "/pool_id"); err != nil {
 		return err
 	}
 	if f.SenderID != nil && *f.SenderID != 0 {

@@ -96,6 +96,7 @@ func TestRequestIDsArePositive(t *testing.T) {
 			{"POST", "/v1/sequences", seqBody(map[string]any{"type": "segment_entered", "segment_id": bad}), "/trigger/segment_id"},
 			{"POST", "/v1/sequences", seqBody(manual, step(map[string]any{"template_id": bad})), "/steps/0/template_id"},
 			{"PUT", seqPath, seqBody(manual, step(nil), step(map[string]any{"sender_id": bad})), "/steps/1/sender_id"},
+			{"PUT", seqPath, seqBody(manual, step(nil), step(map[string]any{"pool_id": bad})), "/steps/1/pool_id"},
 			{"POST", seqPath + "/enroll", map[string]any{"subscriber_id": bad}, "/subscriber_id"},
 			{"POST", "/v1/domains/check", map[string]any{"domain": "example.com", "sender_id": bad}, "/sender_id"},
 		} {

@@ -87,3 +87,58 @@ func TestMessagePool(t *testing.T) {
 	require.Equal(t, api.SendStatus("sent"), got.Status)
 	require.Equal(t, &mine, got.PoolId)
 }
+
+// A sequence's send step may name a sender pool instead of a sender, by the same
+// rule (both, or another account's pool, is 422 naming /steps/N/pool_id, nothing
+// stored); its step campaign then goes through the pool and names no sender.
+func TestSequenceStepPool(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	mkSender := func(key, name string) int64 {
+		res := e.do(key, "POST", "/v1/senders", map[string]any{"name": name, "type": "http",
+			"settings": map[string]any{"url": "https://mail.example.net/" + name}})
+		require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+		return decodeAs[api.Sender](t, res).Id
+	}
+	mkPool := func(key string, senders ...int64) int64 {
+		res := e.do(key, "POST", "/v1/sender-pools", map[string]any{"name": "relays", "senders": senders})
+		require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+		return decodeAs[api.SenderPool](t, res).Id
+	}
+	one := mkSender(e.keyA, "one")
+	res := e.do(e.keyA, "POST", "/v1/senders", map[string]any{"name": "default", "type": "http", "default": true,
+		"settings": map[string]any{"url": "https://mail.example.net/default"}})
+	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body) // not the step's: the pool is
+	mine, theirs := mkPool(e.keyA, one), mkPool(e.keyB, mkSender(e.keyB, "theirs"))
+	res = e.do(e.keyA, "POST", "/v1/templates", map[string]any{"name": "w", "subject": "Welcome", "text": "Hi"})
+	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+	tpl := decodeAs[api.Template](t, res).Id
+	body := func(extra map[string]any) map[string]any {
+		st := map[string]any{"type": "send", "template_id": tpl, "from_email": "hello@example.com"}
+		for k, v := range extra {
+			st[k] = v
+		}
+		return map[string]any{"name": "welcome", "trigger": map[string]any{"type": "manual"},
+			"steps": []any{map[string]any{"type": "wait", "duration": "1h"}, st}}
+	}
+	for _, extra := range []map[string]any{{"pool_id": mine, "sender_id": one}, {"pool_id": theirs}, {"pool_id": 999999}} {
+		res := e.do(e.keyA, "POST", "/v1/sequences", body(extra))
+		require.Equal(t, http.StatusUnprocessableEntity, res.Status, "%v: %s", extra, res.Body)
+		require.Equal(t, []string{"/steps/1/pool_id"}, decodeAs[problem](t, res).pointers(), "%v", extra)
+	}
+	res = e.do(e.keyA, "POST", "/v1/sequences", body(map[string]any{"pool_id": mine}))
+	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+	seq := decodeAs[api.Sequence](t, res)
+	require.Equal(t, &mine, seq.Steps[1].PoolId)
+	res = e.do(e.keyA, "POST", "/v1/sequences/"+itoa(seq.Id)+"/activate", nil)
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	var pool *int64
+	var sender *int64
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT c.pool_id, c.sender_id FROM campaigns c
+		JOIN sequence_steps st ON st.campaign_id = c.id WHERE st.sequence_id = $1`, seq.Id).Scan(&pool, &sender))
+	require.Equal(t, &mine, pool, "the step campaign goes through the pool")
+	require.Nil(t, sender, "and names no sender (not the account's default)")
+	res = e.do(e.keyA, "DELETE", "/v1/sender-pools/"+itoa(mine), nil)
+	require.Equal(t, http.StatusConflict, res.Status, "a step campaign names it: %s", res.Body)
+}

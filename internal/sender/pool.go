@@ -237,19 +237,20 @@ func (s *Service) DeletePool(ctx context.Context, accountID, id int64) error {
 	return postgres.Error(err, "sender pool")
 }
 
-// CheckPool refuses (422 naming /pool_id) a pool named together with a sender, and
-// a pool that is not one of the account's (another tenant's is unknown here). A
-// campaign and a message name a pool by the same rule; nil (or 0) names none.
-func CheckPool(ctx context.Context, q *store.Queries, accountID int64, senderID, poolID *int64) error {
+// CheckPool refuses (422 naming pointer, the pool_id field) a pool named together
+// with a sender, and a pool that is not one of the account's (another tenant's is
+// unknown here). A campaign, a message and a sequence's send step name a pool by
+// the same rule; nil (or 0) names none.
+func CheckPool(ctx context.Context, q *store.Queries, accountID int64, senderID, poolID *int64, pointer string) error {
 	if poolID == nil || *poolID == 0 {
 		return nil
 	}
 	if senderID != nil && *senderID != 0 {
-		return apperr.Invalidf("/pool_id", "name a sender or a sender pool, not both")
+		return apperr.Invalidf(pointer, "name a sender or a sender pool, not both")
 	}
 	if _, err := q.PoolGet(ctx, store.PoolGetParams{AccountID: accountID, ID: *poolID}); err != nil {
 		if postgres.NoRows(err) {
-			return apperr.Invalidf("/pool_id", "sender pool %d not found", *poolID)
+			return apperr.Invalidf(pointer, "sender pool %d not found", *poolID)
 		}
 		return err
 	}

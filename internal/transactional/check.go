@@ -227,7 +227,7 @@ func (s *Service) checkSender(ctx context.Context, accountID int64, senderID, po
 	if poolID != nil && *poolID < 1 {
 		return apperr.Invalidf("/pool_id", "sender pool %d not found", *poolID)
 	}
-	if err := sender.CheckPool(ctx, q, accountID, senderID, poolID); err != nil {
+	if err := sender.CheckPool(ctx, q, accountID, senderID, poolID, "/pool_id"); err != nil {
 		return err
 	}
 	if poolID != nil {
