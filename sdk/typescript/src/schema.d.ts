@@ -3518,7 +3518,7 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description One step. send: template_id and from_email (sender_id optional: else the account's default sender when the sequence is activated). wait: duration (e.g. 90m, 72h, 3d) and/or at (HH:MM) and/or weekdays, in the subscriber's attributes.timezone when it is a valid IANA zone, else the sequence's time_zone. condition: `if` true ends the enrollment (exited, reason condition). wait_for_event: wait for `event` (POST /v1/track) at most `timeout`, then on_event / on_timeout (continue or exit). */
+        /** @description One step. send: template_id and from_email (sender_id optional: else the account's default sender when the sequence is activated; or pool_id, a sender pool, never with sender_id). wait: duration (e.g. 90m, 72h, 3d) and/or at (HH:MM) and/or weekdays, in the subscriber's attributes.timezone when it is a valid IANA zone, else the sequence's time_zone. condition: `if` true ends the enrollment (exited, reason condition). wait_for_event: wait for `event` (POST /v1/track) at most `timeout`, then on_event / on_timeout (continue or exit). */
         SequenceStep: {
             /** @enum {string} */
             type: "send" | "wait" | "condition" | "wait_for_event";
@@ -3526,6 +3526,11 @@ export interface components {
             template_id?: number;
             /** Format: int64 */
             sender_id?: number;
+            /**
+             * Format: int64
+             * @description A send step's sender pool instead of a sender (with sender_id too, or another account's pool, is 422 naming /steps/N/pool_id): its sends fail over as a campaign's on the pool (docs/providers.md).
+             */
+            pool_id?: number;
             from_email?: string;
             from_name?: string;
             reply_to?: string;
