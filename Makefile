@@ -166,6 +166,7 @@ chaos-ab: build harness
 ## chaos-pool: a campaign on a sender pool of two SMTP sinks; the primary dies mid-campaign (drops its answers after
 ##             DATA, then refuses connections) while `sendonce serve` is SIGKILLed KILLS times: the refused rows move
 ##             to the secondary, the in-doubt ones stay unknown (skip): 0 duplicates, 0 lost (docs/providers.md)
+##             CHAOS_FLAGS=-messages: the recipients are transactional messages naming the pool, not a campaign's
 chaos-pool: build harness
 	./bin/sendonce-harness chaos -sendonce bin/sendonce -pool -recipients $(RECIPIENTS) -kills $(KILLS) $(CHAOS_FLAGS)
 

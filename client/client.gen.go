@@ -4414,12 +4414,15 @@ type Message struct {
 	Engagement *MessageEngagement `json:"engagement,omitempty"`
 
 	// Feedback hard_bounce, soft_bounce, complaint or unsubscribe, from the provider's webhooks.
-	Feedback          *string `json:"feedback"`
-	From              string  `json:"from"`
-	FromName          string  `json:"from_name"`
-	Id                int64   `json:"id"`
-	IdempotencyKey    string  `json:"idempotency_key"`
-	LastError         *string `json:"last_error"`
+	Feedback       *string `json:"feedback"`
+	From           string  `json:"from"`
+	FromName       string  `json:"from_name"`
+	Id             int64   `json:"id"`
+	IdempotencyKey string  `json:"idempotency_key"`
+	LastError      *string `json:"last_error"`
+
+	// PoolId The sender pool the message named (absent: none). Which member sent it is the send's via_sender_id, in its send.* events.
+	PoolId            *int64  `json:"pool_id,omitempty"`
 	ProviderMessageId *string `json:"provider_message_id"`
 
 	// ReplyTo The first Reply-To address; empty for none.
@@ -4429,7 +4432,7 @@ type Message struct {
 	ReplyToList []string   `json:"reply_to_list"`
 	SendAt      *time.Time `json:"send_at"`
 
-	// SenderId The sender the message named; null: the account's default sender (else the environment's provider).
+	// SenderId The sender the message named; null: the account's default sender (else the environment's provider), or its pool_id.
 	SenderId *int64     `json:"sender_id"`
 	SentAt   *time.Time `json:"sent_at"`
 	Status   SendStatus `json:"status"`
@@ -4457,7 +4460,7 @@ type MessageBatch struct {
 	Messages []struct {
 		IdempotencyKey string `json:"idempotency_key"`
 
-		// Message Either template_id, or subject with html and/or text, or subject with markdown or blocks (and optionally layout_id). Optionally the sender it leaves through (sender_id).
+		// Message Either template_id, or subject with html and/or text, or subject with markdown or blocks (and optionally layout_id). Optionally the sender (sender_id) or the sender pool (pool_id) it leaves through.
 		//
 		// Example: {"data":{"order":"A-1002"},"from":"shop@example.com","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada"}
 		Message MessageCreate `json:"message"`
@@ -4476,7 +4479,7 @@ type MessageBatchResult struct {
 	} `json:"results"`
 }
 
-// MessageCreate Either template_id, or subject with html and/or text, or subject with markdown or blocks (and optionally layout_id). Optionally the sender it leaves through (sender_id).
+// MessageCreate Either template_id, or subject with html and/or text, or subject with markdown or blocks (and optionally layout_id). Optionally the sender (sender_id) or the sender pool (pool_id) it leaves through.
 //
 // Example: {"data":{"order":"A-1002"},"from":"shop@example.com","tags":["receipt"],"template_id":3,"to":"ada@example.com","to_name":"Ada"}
 type MessageCreate struct {
@@ -4511,6 +4514,14 @@ type MessageCreate struct {
 	// Markdown The body in Markdown instead of html and text (giving both is 422 naming /markdown): converted when the message is accepted (CommonMark and GFM tables; Go template actions work inside) and framed in layout_id, or the account's default layout; the html and text parts are composed from it. Part of the Idempotency-Key's request.
 	Markdown *string `json:"markdown,omitempty"`
 
+	// PoolId One of the account's sender pools instead of a sender (with sender_id too, or another account's
+	// pool, is 422 naming /pool_id): the message leaves through the pool's first usable sender, and
+	// moves to the next only when that one refused it before anything was handed over (a message in
+	// doubt keeps its route), exactly as a campaign naming the pool (docs/providers.md "Sender pools
+	// and failover"). `from` must be one every sender of the pool allows. Part of the Idempotency-Key's
+	// request.
+	PoolId *int64 `json:"pool_id,omitempty"`
+
 	// ReplyTo One address, or a list of up to 10 (every provider carries them all).
 	ReplyTo *MessageCreate_ReplyTo `json:"reply_to,omitempty"`
 
@@ -4521,6 +4532,7 @@ type MessageCreate struct {
 	// message leaves through it, within its rate limit, and `from` must be one its allowed_from
 	// permits. Omitted: the account's default sender (whose allowed_from applies too), else the
 	// environment's provider. `from` stays required: a sender holds no From address of its own.
+	// Not with pool_id (422 naming /pool_id).
 	SenderId   *int64    `json:"sender_id,omitempty"`
 	Subject    *string   `json:"subject,omitempty"`
 	Tags       *[]string `json:"tags,omitempty"`
@@ -5572,7 +5584,7 @@ type SequenceStats struct {
 	Steps       []SequenceStepStats `json:"steps"`
 }
 
-// SequenceStep One step. send: template_id and from_email (sender_id optional: else the account's default sender when the sequence is activated). wait: duration (e.g. 90m, 72h, 3d) and/or at (HH:MM) and/or weekdays, in the subscriber's attributes.timezone when it is a valid IANA zone, else the sequence's time_zone. condition: `if` true ends the enrollment (exited, reason condition). wait_for_event: wait for `event` (POST /v1/track) at most `timeout`, then on_event / on_timeout (continue or exit).
+// SequenceStep One step. send: template_id and from_email (sender_id optional: else the account's default sender when the sequence is activated; or pool_id, a sender pool, never with sender_id). wait: duration (e.g. 90m, 72h, 3d) and/or at (HH:MM) and/or weekdays, in the subscriber's attributes.timezone when it is a valid IANA zone, else the sequence's time_zone. condition: `if` true ends the enrollment (exited, reason condition). wait_for_event: wait for `event` (POST /v1/track) at most `timeout`, then on_event / on_timeout (continue or exit).
 type SequenceStep struct {
 	// At HH:MM, 24-hour: the wait ends at the next such time (after duration, if any).
 	At *string `json:"at,omitempty"`
@@ -5590,10 +5602,13 @@ type SequenceStep struct {
 	OnEvent *SequenceStepOnEvent `json:"on_event,omitempty"`
 
 	// OnTimeout Absent means continue.
-	OnTimeout  *SequenceStepOnTimeout `json:"on_timeout,omitempty"`
-	ReplyTo    *string                `json:"reply_to,omitempty"`
-	SenderId   *int64                 `json:"sender_id,omitempty"`
-	TemplateId *int64                 `json:"template_id,omitempty"`
+	OnTimeout *SequenceStepOnTimeout `json:"on_timeout,omitempty"`
+
+	// PoolId A send step's sender pool instead of a sender (with sender_id too, or another account's pool, is 422 naming /steps/N/pool_id): its sends fail over as a campaign's on the pool (docs/providers.md).
+	PoolId     *int64  `json:"pool_id,omitempty"`
+	ReplyTo    *string `json:"reply_to,omitempty"`
+	SenderId   *int64  `json:"sender_id,omitempty"`
+	TemplateId *int64  `json:"template_id,omitempty"`
 
 	// Timeout As duration; required for wait_for_event.
 	Timeout  *string                 `json:"timeout,omitempty"`

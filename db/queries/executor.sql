@@ -17,7 +17,9 @@ LIMIT 100;
 -- account's default stream (no sender_id) sends through the account's default
 -- sender as it is now (stream_sender_id; none: the environment's provider), so a
 -- tenant's transactional mail leaves through the tenant's own sender; the stream
--- of messages that named a sender sends through that sender, like its campaigns.
+-- of messages that named a sender sends through that sender, and that of messages
+-- that named a pool through the pool (sender_paused false: the pool passes over a
+-- held member itself), like their campaigns.
 -- sender_paused: the stream's sender is paused after repeated auth/config failures;
 -- a stream cannot be paused like a campaign (it is always sending), so its messages
 -- wait unclaimed until the sender is fixed, at most MessageFailHeld's hold_max.
@@ -31,7 +33,8 @@ SELECT c.id, c.account_id, c.subject, c.from_email, c.from_name, c.reply_to, c.h
 FROM campaigns c
 LEFT JOIN sequence_steps st ON c.kind = 'sequence' AND st.account_id = c.account_id AND st.campaign_id = c.id
 LEFT JOIN sequences sq ON sq.account_id = st.account_id AND sq.id = st.sequence_id
-LEFT JOIN senders ds ON c.kind = 'messages' AND c.sender_id IS NULL AND ds.account_id = c.account_id AND ds.is_default
+LEFT JOIN senders ds ON c.kind = 'messages' AND c.sender_id IS NULL AND c.pool_id IS NULL
+                      AND ds.account_id = c.account_id AND ds.is_default
 LEFT JOIN senders ns ON c.kind = 'messages' AND ns.account_id = c.account_id AND ns.id = c.sender_id
 WHERE c.status = 'sending'
   -- A suspended (or deleted) account's campaigns are not dealt: nothing polls them.

@@ -3,23 +3,25 @@
 -- transaction: the stream, the message, its send row and the executors' wake-up.
 
 -- name: MessageStreamEnsure :one
--- The account's live stream for a sender (NULL: the default stream, which sends
--- through the account's default sender), created with the first message that
--- names it. A concurrent first message may make both inserts skip before either
+-- The account's live stream for a sender or a sender pool (both NULL: the default
+-- stream, which sends through the account's default sender), created with the
+-- first message that names it. A concurrent first message may make both inserts skip before either
 -- commits; the caller then asks again. The existing stream is locked FOR SHARE
 -- until the message commits: a sender's deletion retires an idle stream only
 -- after locking it (SenderStreamLock), so it never retires one a message is
 -- being added to.
 WITH ins AS (
-    INSERT INTO campaigns (account_id, name, subject, from_email, status, kind, approved_at, started_at, sender_id)
+    INSERT INTO campaigns (account_id, name, subject, from_email, status, kind, approved_at, started_at, sender_id, pool_id)
     VALUES (@account_id, 'transactional messages', '', '', 'sending', 'messages', now(), now(),
-            sqlc.narg('sender_id')::bigint)
-    ON CONFLICT (account_id, coalesce(sender_id, 0)) WHERE kind = 'messages' AND status = 'sending' DO NOTHING
+            sqlc.narg('sender_id')::bigint, sqlc.narg('pool_id')::bigint)
+    ON CONFLICT (account_id, coalesce(sender_id, 0), coalesce(pool_id, 0)) WHERE kind = 'messages' AND status = 'sending'
+    DO NOTHING
     RETURNING id
 ), existing AS (
     SELECT id FROM campaigns
     WHERE account_id = @account_id AND kind = 'messages' AND status = 'sending'
       AND sender_id IS NOT DISTINCT FROM sqlc.narg('sender_id')::bigint
+      AND pool_id IS NOT DISTINCT FROM sqlc.narg('pool_id')::bigint
     FOR SHARE
 )
 SELECT id FROM ins
@@ -32,12 +34,12 @@ LIMIT 1;
 -- to commit and then inserts nothing, so it reads the stored message instead.
 INSERT INTO messages (account_id, idempotency_key, request_hash, category, to_email, to_name, from_email,
                       from_name, reply_to, subject, html, text, data, template_id, headers, tags, send_at, sender_id,
-                      cc, bcc, reply_to_more, attachment_count, track_clicks, track_opens)
+                      cc, bcc, reply_to_more, attachment_count, track_clicks, track_opens, pool_id)
 VALUES (@account_id, @idempotency_key, @request_hash, @category, @to_email, @to_name, @from_email,
         @from_name, @reply_to, @subject, @html, @text, @data, sqlc.narg('template_id'), @headers, @tags::text[],
         sqlc.narg('send_at'), sqlc.narg('sender_id'), coalesce(@cc::text[], '{}'), coalesce(@bcc::text[], '{}'),
         coalesce(@reply_to_more::text[], '{}'),
-        @attachment_count, @track_clicks, @track_opens)
+        @attachment_count, @track_clicks, @track_opens, sqlc.narg('pool_id'))
 ON CONFLICT (account_id, idempotency_key) DO NOTHING
 RETURNING id;
 
@@ -56,7 +58,7 @@ SELECT id, request_hash FROM messages WHERE account_id = @account_id AND idempot
 SELECT m.id, m.idempotency_key, m.category, m.to_email, m.to_name, m.from_email, m.from_name, m.reply_to,
        m.template_id, m.tags, m.send_at, m.created_at, m.sender_id, m.cc, m.bcc, m.reply_to_more, m.attachment_count,
        m.track_clicks, m.track_opens, s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback,
-       m.subject
+       m.subject, m.pool_id
 FROM messages m
 JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key AND s.job_id NOT LIKE 'campaign:%'
 WHERE m.account_id = @account_id AND m.id = @id;
@@ -65,7 +67,7 @@ WHERE m.account_id = @account_id AND m.id = @id;
 SELECT m.id, m.idempotency_key, m.category, m.to_email, m.to_name, m.from_email, m.from_name, m.reply_to,
        m.template_id, m.tags, m.send_at, m.created_at, m.sender_id, m.cc, m.bcc, m.reply_to_more, m.attachment_count,
        m.track_clicks, m.track_opens, s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback,
-       m.subject
+       m.subject, m.pool_id
 FROM messages m
 CROSS JOIN LATERAL (
     SELECT status, attempts, provider_message_id, last_error, sent_at, updated_at, feedback FROM sends
@@ -89,7 +91,7 @@ LIMIT @lim;
 SELECT m.id, m.idempotency_key, m.category, m.to_email, m.to_name, m.from_email, m.from_name, m.reply_to,
        m.template_id, m.tags, m.send_at, m.created_at, m.sender_id, m.cc, m.bcc, m.reply_to_more, m.attachment_count,
        m.track_clicks, m.track_opens, s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback,
-       m.subject
+       m.subject, m.pool_id
 FROM messages m
 CROSS JOIN LATERAL (
     SELECT status, attempts, provider_message_id, last_error, sent_at, updated_at, feedback FROM sends
@@ -221,13 +223,15 @@ WHERE c.kind = 'messages' AND c.status = 'sending'
 -- claimed, CampaignListSending's sender_paused), but not for ever: a message due
 -- longer ago than hold_max is failed with the sender's pause reason, with its
 -- send.failed event. Only the streams of paused senders are looked at, and in them
--- the queued rows (sends_claim_idx). Not a tenant query: the executors'
+-- the queued rows (sends_claim_idx). A pool's stream is not a paused sender's: the
+-- pool passes over a paused member, and its messages wait while every member is
+-- held, as a pool's campaign does. Not a tenant query: the executors'
 -- maintenance runs it for every account.
 WITH held AS (
     SELECT s.id, sn.paused_reason
     FROM campaigns c
     JOIN senders sn ON sn.account_id = c.account_id
-                   AND (sn.id = c.sender_id OR (c.sender_id IS NULL AND sn.is_default))
+                   AND (sn.id = c.sender_id OR (c.sender_id IS NULL AND c.pool_id IS NULL AND sn.is_default))
     JOIN sends s ON s.campaign_id = c.id AND s.status = 'queued'
     JOIN messages m ON m.account_id = s.account_id AND m.id = s.subscriber_id
     WHERE c.kind = 'messages' AND c.status = 'sending' AND sn.paused_reason IS NOT NULL

@@ -26,9 +26,28 @@ RETURNING *;
 -- name: PoolDelete :execrows
 DELETE FROM sender_pools WHERE account_id = @account_id AND id = @id;
 
+-- name: PoolStreamLock :many
+-- The pool's live message stream, locked before PoolRetireStream in the
+-- deletion's transaction, as SenderStreamLock does for a sender's: a message
+-- being added to it holds it FOR SHARE (MessageStreamEnsure) until it commits.
+SELECT id FROM campaigns
+WHERE account_id = @account_id AND pool_id = @id::bigint AND kind = 'messages' AND status = 'sending'
+FOR UPDATE;
+
+-- name: PoolRetireStream :exec
+-- Retires the pool's message stream when nothing of it is left to send
+-- (cancelled and detached from the pool, its settled rows kept), as
+-- SenderRetireStream does; one with queued or in-flight messages keeps the pool
+-- in use. sends_claim_idx and sends_lease_idx hold exactly those rows.
+UPDATE campaigns c
+SET status = 'cancelled', cancelled_at = now(), pool_id = NULL, updated_at = now()
+WHERE c.account_id = @account_id AND c.pool_id = @id::bigint AND c.kind = 'messages' AND c.status = 'sending'
+  AND NOT EXISTS (SELECT 1 FROM sends s WHERE s.campaign_id = c.id AND s.status = 'queued')
+  AND NOT EXISTS (SELECT 1 FROM sends s WHERE s.campaign_id = c.id AND s.status = 'sending');
+
 -- name: PoolInUse :one
--- Whether a campaign names the pool (the foreign key refuses the delete anyway;
--- this names the reason).
+-- Whether a campaign (or a live message stream) names the pool (the foreign key
+-- refuses the delete anyway; this names the reason).
 SELECT EXISTS (SELECT 1 FROM campaigns WHERE account_id = @account_id AND pool_id = @id::bigint) AS in_use;
 
 -- name: PoolMembersClear :exec

@@ -74,7 +74,8 @@ SELECT pg_advisory_xact_lock(hashtext('sequence run campaigns'), sqlc.arg(sequen
 -- the step's template. It is 'sending' while the sequence is active, 'paused'
 -- while paused; its list_ids are the sequence's list, so an opt-out from that
 -- list flags its queued rows (SendSuppressLeftLists) and the claim skips them. A
--- step naming no sender is pinned to the account's default sender of this moment.
+-- step naming no sender is pinned to the account's default sender of this moment;
+-- a step naming a sender pool sends through the pool (no sender: one or the other).
 WITH tpl AS (
     SELECT t.subject, t.html, t.text, t.language FROM templates t
     WHERE t.account_id = @account_id AND t.id = @template_id
@@ -86,8 +87,10 @@ WITH tpl AS (
     SET subject = tpl.subject, html_template = tpl.html, text_template = tpl.text, language = tpl.language,
         from_email = @from_email, from_name = @from_name, reply_to = @reply_to,
         list_ids = @list_ids::bigint[], template_id = @template_id,
-        sender_id = coalesce(sqlc.narg('sender_id')::bigint,
-                             (SELECT s.id FROM senders s WHERE s.account_id = @account_id AND s.is_default)),
+        sender_id = CASE WHEN sqlc.narg('pool_id')::bigint IS NOT NULL THEN NULL
+                         ELSE coalesce(sqlc.narg('sender_id')::bigint,
+                                       (SELECT s.id FROM senders s WHERE s.account_id = @account_id AND s.is_default)) END,
+        pool_id = sqlc.narg('pool_id')::bigint,
         status = CASE WHEN c.status = 'cancelled' THEN c.status ELSE @status::text END,
         updated_at = now()
     FROM tpl, existing e
@@ -95,14 +98,15 @@ WITH tpl AS (
     RETURNING c.id
 ), inserted AS (
     INSERT INTO campaigns (account_id, name, subject, from_email, from_name, reply_to, html_template, text_template,
-                           language, list_ids, status, kind, approved_at, started_at, sender_id, template_id)
+                           language, list_ids, status, kind, approved_at, started_at, sender_id, pool_id, template_id)
     SELECT @account_id, left('sequence ' || @sequence_id::bigint || ' step ' || @position::int
                              || CASE WHEN @run::int > 1 THEN ' run ' || @run::int ELSE '' END, 200), tpl.subject,
            @from_email, @from_name, @reply_to, tpl.html, tpl.text, tpl.language, @list_ids::bigint[], @status::text,
            'sequence', now(), now(),
-           coalesce(sqlc.narg('sender_id')::bigint,
-                    (SELECT s.id FROM senders s WHERE s.account_id = @account_id AND s.is_default)),
-           @template_id
+           CASE WHEN sqlc.narg('pool_id')::bigint IS NOT NULL THEN NULL
+                ELSE coalesce(sqlc.narg('sender_id')::bigint,
+                              (SELECT s.id FROM senders s WHERE s.account_id = @account_id AND s.is_default)) END,
+           sqlc.narg('pool_id')::bigint, @template_id
     FROM tpl
     WHERE NOT EXISTS (SELECT 1 FROM existing)
     RETURNING id

@@ -24,6 +24,7 @@ import (
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/render"
+	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/sendwindow"
 	"github.com/sendonce/sendonce/internal/store"
 	"github.com/sendonce/sendonce/internal/template"
@@ -338,16 +339,8 @@ func (s *Service) normalize(ctx context.Context, accountID int64, f *Fields) err
 			return apperr.Invalidf("/segment_id", "segment %d not found", *f.SegmentID)
 		}
 	}
-	if f.PoolID != nil && *f.PoolID != 0 {
-		if f.SenderID != nil && *f.SenderID != 0 {
-			return apperr.Invalidf("/pool_id", "name a sender or a sender pool, not both")
-		}
-		if _, err := store.New(s.pool).PoolGet(ctx, store.PoolGetParams{AccountID: accountID, ID: *f.PoolID}); err != nil {
-			if apperr.Is(postgres.Error(err, "sender pool"), apperr.NotFound) {
-				return apperr.Invalidf("/pool_id", "sender pool %d not found", *f.PoolID)
-			}
-			return err
-		}
+	if err := sender.CheckPool(ctx, store.New(s.pool), accountID, f.SenderID, f.PoolID, "/pool_id"); err != nil {
+		return err
 	}
 	if f.SenderID != nil && *f.SenderID != 0 {
 		if _, err := store.New(s.pool).SenderGet(ctx, store.SenderGetParams{AccountID: accountID, ID: *f.SenderID}); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -320,17 +319,7 @@ func storeTrackedLinks(ctx context.Context, q *store.Queries, c store.Campaign) 
 // its rows may leave through any of them.
 func checkSenderFrom(ctx context.Context, q *store.Queries, c store.Campaign) error {
 	if c.PoolID != nil {
-		rules, err := q.CampaignPoolSenderRules(ctx, store.CampaignPoolSenderRulesParams{AccountID: c.AccountID, PoolID: *c.PoolID})
-		if err != nil {
-			return err
-		}
-		for _, r := range rules {
-			if !sender.AllowsFrom(r.AllowedFrom, c.FromEmail) {
-				return apperr.Invalidf("/from_email", "sender %d of the campaign's pool does not allow sending from %s (allowed: %s)",
-					r.ID, c.FromEmail, strings.Join(r.AllowedFrom, ", "))
-			}
-		}
-		return nil
+		return sender.CheckPoolFrom(ctx, q, c.AccountID, *c.PoolID, c.FromEmail, "/from_email")
 	}
 	_, err := sender.CheckFrom(ctx, q, c.AccountID, c.SenderID, c.FromEmail, "/from_email")
 	return err

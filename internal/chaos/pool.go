@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,12 +11,15 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/sendonce/sendonce/internal/egress"
 	"github.com/sendonce/sendonce/internal/harnessstore"
 	"github.com/sendonce/sendonce/internal/invariant"
 	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/sink"
 	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/transactional"
 )
 
 // runPoolChaos is `sendonce-harness chaos -pool`: a campaign (ambiguous_policy
@@ -33,6 +37,8 @@ import (
 //
 // duplicates counts Message-IDs accepted more than once, by one sink or by both;
 // lost counts rows neither sent nor unknown, and rows marked sent that no sink holds.
+// With -messages the recipients are transactional messages naming the pool (its
+// message stream) instead of a campaign's, accepted before the first serve.
 func runPoolChaos(ctx context.Context, bin string, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("chaos -pool", flag.ContinueOnError)
 	n := fs.Int("recipients", 2000, "recipients of the campaign")
@@ -43,6 +49,7 @@ func runPoolChaos(ctx context.Context, bin string, args []string, stdout, stderr
 	dying := fs.Duration("dying", 300*time.Millisecond, "how long the dying primary drops its answers before it closes")
 	lease := fs.Duration("lease", 3*time.Second, "SENDONCE_LEASE of the killed processes")
 	verbose := fs.Bool("v", false, "show the service's log")
+	messages := fs.Bool("messages", false, "send transactional messages naming the pool instead of a campaign")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -77,7 +84,12 @@ func runPoolChaos(ctx context.Context, bin string, args []string, stdout, stderr
 	}
 	defer secondary.Close()
 
-	acct, campaign, err := chaosCampaign(ctx, q, *n)
+	var acct, campaign int64
+	if *messages {
+		acct, err = q.ChaosAccountCreate(ctx, "chaos")
+	} else {
+		acct, campaign, err = chaosCampaign(ctx, q, *n)
+	}
 	if err != nil {
 		return err
 	}
@@ -105,9 +117,17 @@ func runPoolChaos(ctx context.Context, bin string, args []string, stdout, stderr
 	if err != nil {
 		return err
 	}
-	if err := q.ChaosCampaignSetPool(ctx, harnessstore.ChaosCampaignSetPoolParams{PoolID: &pl.ID, AccountID: acct,
+	if *messages {
+		if campaign, err = poolMessages(ctx, pool, acct, pl.ID, *n); err != nil {
+			return err
+		}
+	} else if err := q.ChaosCampaignSetPool(ctx, harnessstore.ChaosCampaignSetPoolParams{PoolID: &pl.ID, AccountID: acct,
 		ID: campaign}); err != nil {
 		return err
+	}
+	what := "the campaign"
+	if *messages {
+		what = "the messages"
 	}
 
 	env := senderRunEnv(db.url, 16, *lease,
@@ -146,7 +166,12 @@ func runPoolChaos(ctx context.Context, bin string, args []string, stdout, stderr
 				sleepCtx(ctx, 20*time.Millisecond)
 			}
 		},
-		done: func(ctx context.Context) error { return waitSent(ctx, q, campaign, 15*time.Minute) },
+		done: func(ctx context.Context) error {
+			if *messages {
+				return waitSettled(ctx, pool, acct, campaign, 15*time.Minute)
+			}
+			return waitSent(ctx, q, campaign, 15*time.Minute)
+		},
 	}.run(ctx)
 	if err != nil {
 		return err
@@ -207,11 +232,43 @@ func runPoolChaos(ctx context.Context, bin string, args []string, stdout, stderr
 	case duplicates != 0 || lost != 0:
 		return fmt.Errorf("chaos-pool: exactly-once violated (duplicates %d, lost %d)", duplicates, lost)
 	case died < 0:
-		return fmt.Errorf("chaos-pool: the campaign ended before the primary died (raise -recipients or lower -die-at)")
+		return fmt.Errorf("chaos-pool: %s ended before the primary died (raise -recipients or lower -die-at)", what)
 	case per[two]["sent"] == 0:
 		return fmt.Errorf("chaos-pool: nothing failed over to the secondary")
 	case len(per) != 2:
 		return fmt.Errorf("chaos-pool: rows went through a route outside the pool: %v", per)
 	}
 	return nil
+}
+
+// poolMessages accepts n transactional messages of acct naming sender pool pl, as
+// POST /v1/messages does, and returns the pool's message stream (the campaign
+// row its sends belong to).
+func poolMessages(ctx context.Context, pool *pgxpool.Pool, acct, pl int64, n int) (int64, error) {
+	svc := transactional.NewService(pool, nil)
+	subject, text := "Receipt {{.Attributes.n}}", "Thanks"
+	for i := range n {
+		if _, _, err := svc.SendForRecipient(ctx, acct, "chaos-"+strconv.Itoa(i), transactional.Request{
+			To: "r" + strconv.Itoa(i) + "@example.com", From: "chaos@example.com", Subject: &subject, Text: &text,
+			Data: []byte(`{"n":` + strconv.Itoa(i) + `}`), PoolID: &pl}); err != nil {
+			return 0, err
+		}
+	}
+	return store.New(pool).MessageStreamEnsure(ctx, store.MessageStreamEnsureParams{AccountID: acct, PoolID: &pl})
+}
+
+// waitSettled waits until none of stream's sends is queued or in flight (a
+// message stream never finishes as a campaign does).
+func waitSettled(ctx context.Context, pool *pgxpool.Pool, acct, stream int64, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		c, err := store.New(pool).CampaignSendCounts(ctx, store.CampaignSendCountsParams{AccountID: acct, CampaignID: stream})
+		if err == nil && c.Queued+c.Sending == 0 {
+			return nil
+		}
+		if !sleepCtx(ctx, 20*time.Millisecond) {
+			return ctx.Err()
+		}
+	}
+	return errors.New("chaos: the messages were not settled in time")
 }

@@ -18,6 +18,7 @@ func (a *App) messagesCmd() *cobra.Command {
 		to, from, key, data, toName string
 		subject, mdFile, blocksFile string
 		template, layoutID          int64
+		senderID, poolID            int64
 		tags                        []string
 	)
 	send := &cobra.Command{
@@ -28,7 +29,9 @@ design (JSON, docs/content.md#blocks), framed in --layout, else the account's de
 the command again with the same key and flags answers the same message instead of sending another
 (with other flags it is refused, exit 4).`,
 		Example: `  sendonce messages send --to ada@example.com --from shop@example.com --template 3 \
-      --idempotency-key order-A-1002-receipt --data '{"order":"A-1002"}'`,
+      --idempotency-key order-A-1002-receipt --data '{"order":"A-1002"}'
+  sendonce messages send --to ada@example.com --from shop@example.com --template 3 --pool 2 \
+      --idempotency-key order-A-1003-receipt`,
 		Args: args(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s := setOf{cmd.Flags()}
@@ -60,6 +63,15 @@ the command again with the same key and flags answers the same message instead o
 			}
 			if toName != "" {
 				body.ToName = &toName
+			}
+			if s.has("sender") && s.has("pool") {
+				return Usage(errors.New("messages send takes --sender or --pool, not both"))
+			}
+			if s.has("sender") {
+				body.SenderId = &senderID
+			}
+			if s.has("pool") {
+				body.PoolId = &poolID
 			}
 			if len(tags) > 0 {
 				body.Tags = &tags
@@ -99,6 +111,8 @@ the command again with the same key and flags answers the same message instead o
 	f.StringVar(&key, "idempotency-key", "", "names the message: a repeat with the same key sends nothing more")
 	f.StringVar(&data, "data", "", "the template's .Attributes, a JSON object")
 	f.StringSliceVar(&tags, "tag", nil, "a tag (repeatable)")
+	f.Int64Var(&senderID, "sender", 0, "send through this sender id (default: the account's default sender)")
+	f.Int64Var(&poolID, "pool", 0, "send through this sender pool id (its first usable sender, failing over to the next only when refused before anything was handed over)")
 	cmd.AddCommand(send)
 	return cmd
 }

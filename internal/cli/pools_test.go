@@ -56,3 +56,35 @@ func TestCLIPools(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Regexp(t, pool+` +relays +`+ids[0]+` → `+ids[1]+` `, r.stdout)
 }
+
+// TestCLIMessagePool: `messages send --pool` names a sender pool; another
+// account's or an unknown pool is refused (exit 4), as is --pool with --sender
+// (exit 2).
+func TestCLIMessagePool(t *testing.T) {
+	t.Parallel()
+	run, sdk, _ := setup(t)
+	ctx := context.Background()
+	r, err := sdk.CreateSenderWithResponse(ctx, nil, client.SenderCreate{Name: "one",
+		Type: client.SenderCreateTypeHttp, Settings: &client.SenderSettings{Url: client.Ptr("https://relay.example/one")}})
+	require.NoError(t, client.Check(r, err))
+	p, err := sdk.CreateSenderPoolWithResponse(ctx, nil, client.SenderPoolCreate{Name: "relays", Senders: []int64{r.JSON201.Id}})
+	require.NoError(t, client.Check(p, err))
+	tpl, err := sdk.CreateTemplateWithResponse(ctx, nil, client.TemplateCreate{Name: "receipt", Subject: "Receipt",
+		Text: client.Ptr("Thanks")})
+	require.NoError(t, client.Check(tpl, err))
+	send := func(key string, extra ...string) cliRun {
+		return run(append([]string{"messages", "send", "--to", "ada@example.com", "--from", "shop@example.com",
+			"--template", itoa(tpl.JSON201.Id), "--idempotency-key", key, "--json"}, extra...)...)
+	}
+	res := send("via-pool", "--pool", itoa(p.JSON201.Id))
+	require.Equal(t, 0, res.code, res.stderr)
+	var m client.Message
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), &m))
+	require.NotNil(t, m.PoolId)
+	require.Equal(t, p.JSON201.Id, *m.PoolId)
+
+	res = send("unknown", "--pool", "999999999")
+	require.Equal(t, ExitRefused, res.code, res.stderr)
+	require.Contains(t, res.stderr, "sender pool 999999999 not found")
+	require.Equal(t, ExitUsage, send("both", "--pool", itoa(p.JSON201.Id), "--sender", itoa(r.JSON201.Id)).code)
+}

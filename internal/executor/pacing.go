@@ -250,14 +250,21 @@ func (p *pacer) warmTake(ctx context.Context, rt *route, accountID int64, now ti
 }
 
 // warmFull reports whether rt's sender used up today's warm-up cap (as this
-// process last saw it): its campaigns are not claimed until the next UTC day.
+// process last saw it): its campaigns and message streams are not claimed until
+// the next UTC day.
 func (p *pacer) warmFull(rt *route, now time.Time) bool {
 	if rt == nil || rt.senderID == nil || rt.pace == nil || rt.pace.warm == nil {
 		return false
 	}
+	return p.senderFull(*rt.senderID, now)
+}
+
+// senderFull reports whether sender id used up today's warm-up cap (as this
+// process last saw it).
+func (p *pacer) senderFull(id int64, now time.Time) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return now.Before(p.full[*rt.senderID])
+	return now.Before(p.full[id])
 }
 
 // samePace reports whether two routes pace alike.
@@ -287,15 +294,14 @@ const maxPaceWait = time.Second
 // it: it tells the lane the slot went unused.
 var errHeld = errors.New("held back by the warm-up cap")
 
-// paced applies a campaign row's pacing before its send: it waits for the row's
-// slot in its domain group, or returns the release that holds the row back
-// (uncharged, until its slot or the next UTC day). Transactional messages are
-// not paced: a person waits for each.
+// paced applies a row's pacing before its send, a campaign's or a message's
+// alike: it waits for the row's slot in its domain group, or returns the release
+// that holds the row back (uncharged, until its slot or the next UTC day). A
+// pool's member whose warm-up cap is used up passes the row to the pool's next
+// usable member at once instead (released now, re-routed at the refresh), as
+// providers route a warming IP's overflow through their warm ones.
 func (e *Executor) paced(ctx context.Context, j job, rt *route, left time.Duration) (admission, *result) {
 	r := j.row
-	if j.message != nil {
-		return admission{}, nil
-	}
 	hold := func(a admission, until time.Time) (admission, *result) {
 		if a.probe {
 			e.pace.done(rt, r.Email, a, errHeld, e.clk.Now())
@@ -321,6 +327,10 @@ func (e *Executor) paced(ctx context.Context, j job, rt *route, left time.Durati
 		return hold(a, e.clk.Now().Add(time.Second))
 	}
 	if !ok {
+		if e.overflow(rt) {
+			signal(e.wakeRefresh)
+			return hold(a, e.clk.Now())
+		}
 		return hold(a, until)
 	}
 	return a, nil

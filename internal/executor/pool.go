@@ -88,15 +88,15 @@ func (e *Executor) poolRoute(ctx context.Context, d *dealer, c *campaign) {
 	}
 	now := time.Now()
 	var skipped []string
-	// First the members neither held nor refusing; when every one that is not held
-	// refuses, the first of them anyway: a refusal only orders the pool, and the
+	// First the members neither held nor refusing nor out of today's warm-up cap;
+	// when every one that is not held refuses, the first of them anyway: a refusal only orders the pool, and the
 	// rows then wait out the refusals as through a single sender (retried with
 	// backoff, failover() having nowhere to move them) instead of holding the
 	// whole campaign until PoolFailback ends.
 	for _, refusing := range []bool{false, true} {
 		skipped = skipped[:0]
 		for i, m := range members {
-			if m.Held || !refusing && e.refused.down(m.SenderID, now) {
+			if m.Held || !refusing && (e.refused.down(m.SenderID, now) || e.pace.senderFull(m.SenderID, e.clk.Now())) {
 				skipped = append(skipped, strconv.FormatInt(m.SenderID, 10))
 				continue
 			}
@@ -133,13 +133,29 @@ func (e *Executor) failover(rt *route, err error) bool {
 			"position", rt.pool.position, "for", e.cfg.PoolFailback.String(), "err", err)
 		signal(e.wakeRefresh)
 	}
+	if e.otherMember(rt, now) {
+		e.metrics.poolFailovers.Inc()
+		return true
+	}
+	return false
+}
+
+// otherMember reports whether a pool route's pool has a member other than the
+// route's own that is usable at now: neither held, refusing nor out of today's
+// warm-up cap.
+func (e *Executor) otherMember(rt *route, now time.Time) bool {
 	for _, m := range rt.pool.members {
-		if m.SenderID != *rt.senderID && !m.Held && !e.refused.down(m.SenderID, now) {
-			e.metrics.poolFailovers.Inc()
+		if m.SenderID != *rt.senderID && !m.Held && !e.refused.down(m.SenderID, now) && !e.pace.senderFull(m.SenderID, e.clk.Now()) {
 			return true
 		}
 	}
 	return false
+}
+
+// overflow reports whether a row that rt's sender's warm-up cap holds back can go
+// through another member of rt's pool today instead (false: rt is no pool's).
+func (e *Executor) overflow(rt *route) bool {
+	return rt.pool != nil && rt.senderID != nil && e.otherMember(rt, time.Now())
 }
 
 // positionLabel names a pool route's member for the metrics ("" when the route is

@@ -178,9 +178,7 @@ func (e *Executor) send(ctx context.Context, j job) result {
 	defer cancel()
 	start := e.clk.Instant()
 	pid, err := rt.provider.Send(sctx, msg)
-	if j.message == nil {
-		e.pace.done(rt, r.Email, adm, err, e.clk.Now())
-	}
+	e.pace.done(rt, r.Email, adm, err, e.clk.Now())
 	e.report(rt, r.AccountID, r.Email, err)
 	e.metrics.providerSeconds.Observe(e.clk.Since(start).Seconds())
 	if rt.pool != nil {
@@ -208,7 +206,7 @@ func (e *Executor) send(ctx context.Context, j job) result {
 		res.status = "failed"
 	case provider.Temporary:
 		res.status, res.next = "queued", e.clk.Now().Add(e.retry.jittered(int(r.Attempts)))
-		if rest := e.pace.restUntil(rt, r.Email); j.message == nil && rest.After(res.next) {
+		if rest := e.pace.restUntil(rt, r.Email); rest.After(res.next) {
 			// Its domain deferred: it waits with the group's other rows.
 			res.next = rest
 		}
@@ -307,7 +305,9 @@ func (e *Executor) sequenceEvent(ctx context.Context, j *job, deadline time.Time
 // (keyed Message-ID, List-Unsubscribe headers) with internal/render.
 func (e *Executor) build(j job) (provider.Message, error) {
 	if j.message != nil {
-		return e.cfg.Transactional.BuildMessage(*j.message)
+		m, err := e.cfg.Transactional.BuildMessage(*j.message)
+		m.SendID = j.row.ID // a message's Return-Path names its send row as a campaign's does
+		return m, err
 	}
 	c, r := j.campaign, j.row
 	tmpl, err := c.templateOf(r)

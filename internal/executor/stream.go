@@ -74,6 +74,9 @@ func (e *Executor) dealStream(ctx context.Context, d *dealer, a *account, c *cam
 	if c.routeErr != nil || c.SenderPaused || !c.wake.due(e.clk.Now()) {
 		return false, nil
 	}
+	if e.pace.warmFull(e.routeOf(c), now) {
+		return false, nil // its sender's warm-up cap is used up until the next UTC day
+	}
 	lower := func(w time.Duration) {
 		if *rateWait == 0 || w < *rateWait {
 			*rateWait = w

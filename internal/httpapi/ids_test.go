@@ -90,11 +90,13 @@ func TestRequestIDsArePositive(t *testing.T) {
 			{"PUT", segPath, map[string]any{"name": "x", "match": `$."a" == 1`, "list_ids": []int64{bad}}, "/list_ids/0"},
 			{"POST", "/v1/segments/preview", map[string]any{"match": `$."a" == 1`, "list_ids": []int64{bad}}, "/list_ids/0"},
 			{"POST", "/v1/messages", receipt(map[string]any{"sender_id": bad}), "/sender_id"},
+			{"POST", "/v1/messages", receipt(map[string]any{"pool_id": bad}), "/pool_id"},
 			{"POST", "/v1/messages", map[string]any{"to": "ada@example.com", "from": "shop@example.com", "template_id": bad}, "/template_id"},
 			{"POST", "/v1/sequences", seqBody(map[string]any{"type": "list_joined", "list_id": bad}), "/trigger/list_id"},
 			{"POST", "/v1/sequences", seqBody(map[string]any{"type": "segment_entered", "segment_id": bad}), "/trigger/segment_id"},
 			{"POST", "/v1/sequences", seqBody(manual, step(map[string]any{"template_id": bad})), "/steps/0/template_id"},
 			{"PUT", seqPath, seqBody(manual, step(nil), step(map[string]any{"sender_id": bad})), "/steps/1/sender_id"},
+			{"PUT", seqPath, seqBody(manual, step(nil), step(map[string]any{"pool_id": bad})), "/steps/1/pool_id"},
 			{"POST", seqPath + "/enroll", map[string]any{"subscriber_id": bad}, "/subscriber_id"},
 			{"POST", "/v1/domains/check", map[string]any{"domain": "example.com", "sender_id": bad}, "/sender_id"},
 		} {

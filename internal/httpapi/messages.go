@@ -27,8 +27,8 @@ func toAPIMessage(m transactional.Message) api.Message {
 	return api.Message{Id: m.ID, IdempotencyKey: m.IdempotencyKey, Category: api.MessageCategory(m.Category), Subject: m.Subject,
 		To: m.To, ToName: m.ToName, From: m.From, FromName: m.FromName, ReplyTo: m.ReplyTo, TemplateId: m.TemplateID,
 		ReplyToList: replyTo, Cc: nonNilStrings(m.Cc), Bcc: nonNilStrings(m.Bcc), Attachments: atts,
-		SenderId: m.SenderID,
-		Tags:     tags, SendAt: m.SendAt, Status: api.SendStatus(m.Status), Attempts: m.Attempts,
+		SenderId: m.SenderID, PoolId: m.PoolID,
+		Tags: tags, SendAt: m.SendAt, Status: api.SendStatus(m.Status), Attempts: m.Attempts,
 		ProviderMessageId: m.ProviderMessageID, LastError: m.LastError, Feedback: m.Feedback, SentAt: m.SentAt,
 		CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, TrackClicks: m.TrackClicks, TrackOpens: m.TrackOpens,
 		Engagement: toAPIMessageEngagement(m.Engagement)}
@@ -45,7 +45,7 @@ func toAPIMessageEngagement(e *transactional.Engagement) *api.MessageEngagement 
 func toRequest(in api.MessageCreate) transactional.Request {
 	req := transactional.Request{To: in.To, From: in.From, TemplateID: in.TemplateId, Subject: in.Subject,
 		HTML: in.Html, Text: in.Text, Markdown: in.Markdown, Blocks: raw(in.Blocks), LayoutID: in.LayoutId, Data: raw(in.Data), SendAt: in.SendAt, SenderID: in.SenderId,
-		TrackClicks: in.TrackClicks, TrackOpens: in.TrackOpens}
+		PoolID: in.PoolId, TrackClicks: in.TrackClicks, TrackOpens: in.TrackOpens}
 	for p, v := range map[*string]*string{&req.ToName: in.ToName, &req.FromName: in.FromName} {
 		if v != nil {
 			*p = *v

@@ -208,11 +208,20 @@ func (s *Service) UpdatePool(ctx context.Context, accountID, id int64, p PoolPat
 	return out, nil
 }
 
-// DeletePool removes a pool no campaign names.
+// DeletePool removes a pool no campaign names. The message stream of messages
+// that named it is retired first when nothing of it is left to send (as a
+// sender's deletion retires the sender's); one still sending keeps the pool.
 func (s *Service) DeletePool(ctx context.Context, accountID, id int64) error {
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
 		if _, err := q.PoolGetForUpdate(ctx, store.PoolGetForUpdateParams{AccountID: accountID, ID: id}); err != nil {
+			return err
+		}
+		// Locked first, then judged by a statement of its own (PoolStreamLock).
+		if _, err := q.PoolStreamLock(ctx, store.PoolStreamLockParams{AccountID: accountID, ID: id}); err != nil {
+			return err
+		}
+		if err := q.PoolRetireStream(ctx, store.PoolRetireStreamParams{AccountID: accountID, ID: id}); err != nil {
 			return err
 		}
 		inUse, err := q.PoolInUse(ctx, store.PoolInUseParams{AccountID: accountID, ID: id})
@@ -220,12 +229,50 @@ func (s *Service) DeletePool(ctx context.Context, accountID, id int64) error {
 			return err
 		}
 		if inUse {
-			return apperr.New(apperr.Conflict, "campaigns name this sender pool; point them at another sender or pool first")
+			return apperr.New(apperr.Conflict, "campaigns name this sender pool, or messages that named it are still being sent; point the campaigns at another sender or pool first, or retry when the messages are settled")
 		}
 		_, err = q.PoolDelete(ctx, store.PoolDeleteParams{AccountID: accountID, ID: id})
 		return err
 	})
 	return postgres.Error(err, "sender pool")
+}
+
+// CheckPool refuses (422 naming pointer, the pool_id field) a pool named together
+// with a sender, and a pool that is not one of the account's (another tenant's is
+// unknown here). A campaign, a message and a sequence's send step name a pool by
+// the same rule; nil (or 0) names none.
+func CheckPool(ctx context.Context, q *store.Queries, accountID int64, senderID, poolID *int64, pointer string) error {
+	if poolID == nil || *poolID == 0 {
+		return nil
+	}
+	if senderID != nil && *senderID != 0 {
+		return apperr.Invalidf(pointer, "name a sender or a sender pool, not both")
+	}
+	if _, err := q.PoolGet(ctx, store.PoolGetParams{AccountID: accountID, ID: *poolID}); err != nil {
+		if postgres.NoRows(err) {
+			return apperr.Invalidf(pointer, "sender pool %d not found", *poolID)
+		}
+		return err
+	}
+	return nil
+}
+
+// CheckPoolFrom refuses a From that a sender of pool poolID does not allow (422
+// naming pointer): what goes through a pool may leave through any of its
+// senders, so it is held to the rules of every one (AllowsFrom). Campaigns are
+// held to it at approval, messages when accepted.
+func CheckPoolFrom(ctx context.Context, q *store.Queries, accountID, poolID int64, from, pointer string) error {
+	rules, err := q.CampaignPoolSenderRules(ctx, store.CampaignPoolSenderRulesParams{AccountID: accountID, PoolID: poolID})
+	if err != nil {
+		return err
+	}
+	for _, r := range rules {
+		if !AllowsFrom(r.AllowedFrom, from) {
+			return apperr.Invalidf(pointer, "sender %d of the sender pool does not allow sending from %s (allowed: %s)",
+				r.ID, from, strings.Join(r.AllowedFrom, ", "))
+		}
+	}
+	return nil
 }
 
 // PoolMember is one sender of a pool as the executor routes it.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/sendwindow"
 	"github.com/sendonce/sendonce/internal/store"
 )
@@ -228,6 +229,12 @@ func (s *Service) check(ctx context.Context, accountID int64, d *Definition) err
 		if st.SenderID != nil && !slices.Contains(owned.Senders, *st.SenderID) {
 			return apperr.Invalidf(f("sender_id"), "no such sender")
 		}
+		if st.PoolID != nil && *st.PoolID < 1 {
+			return apperr.Invalidf(f("pool_id"), "sender pool %d not found", *st.PoolID)
+		}
+		if err := sender.CheckPool(ctx, store.New(s.pool), accountID, st.SenderID, st.PoolID, f("pool_id")); err != nil {
+			return err
+		}
 		if st.If != nil && st.If.InSegment != nil && !slices.Contains(owned.Segments, *st.If.InSegment) {
 			return apperr.Invalidf(f("if/in_segment"), "no such segment")
 		}
@@ -253,7 +260,7 @@ func checkStep(st *Step, f func(string) string) error {
 		}
 	}
 	only := func(allowed ...string) error {
-		set := map[string]bool{"template_id": st.TemplateID != 0, "sender_id": st.SenderID != nil,
+		set := map[string]bool{"template_id": st.TemplateID != 0, "sender_id": st.SenderID != nil, "pool_id": st.PoolID != nil,
 			"from_email": st.FromEmail != "", "from_name": st.FromName != "", "reply_to": st.ReplyTo != "",
 			"duration": st.Duration != "", "at": st.At != "", "weekdays": len(st.Weekdays) > 0, "if": st.If != nil,
 			"event": st.Event != "", "timeout": st.Timeout != "", "on_event": st.OnEvent != "", "on_timeout": st.OnTimeout != ""}
@@ -266,7 +273,7 @@ func checkStep(st *Step, f func(string) string) error {
 	}
 	switch st.Type {
 	case StepSend:
-		if err := only("template_id", "sender_id", "from_email", "from_name", "reply_to"); err != nil {
+		if err := only("template_id", "sender_id", "pool_id", "from_email", "from_name", "reply_to"); err != nil {
 			return err
 		}
 		if st.TemplateID <= 0 {

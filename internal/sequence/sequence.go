@@ -70,6 +70,7 @@ type Step struct {
 	Type       string     `json:"type"`
 	TemplateID int64      `json:"template_id,omitempty"`
 	SenderID   *int64     `json:"sender_id,omitempty"`
+	PoolID     *int64     `json:"pool_id,omitempty"`
 	FromEmail  string     `json:"from_email,omitempty"`
 	FromName   string     `json:"from_name,omitempty"`
 	ReplyTo    string     `json:"reply_to,omitempty"`

@@ -216,6 +216,7 @@ func upsertRunCampaigns(ctx context.Context, q *store.Queries, accountID int64, 
 		campaignID, err := q.SequenceStepCampaignUpsert(ctx, store.SequenceStepCampaignUpsertParams{AccountID: accountID,
 			TemplateID: st.TemplateID, SequenceID: seq.ID, Position: int32(i), FromEmail: st.FromEmail,
 			FromName: st.FromName, ReplyTo: st.ReplyTo, ListIds: append([]int64{}, lists...), SenderID: st.SenderID,
+			PoolID: st.PoolID,
 			Status: status, Run: run})
 		if postgres.NoRows(err) { // the template was deleted since the sequence was saved
 			return apperr.Invalidf(fmt.Sprintf("/steps/%d/template_id", i), "no such template")

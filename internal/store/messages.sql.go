@@ -268,7 +268,7 @@ WITH held AS (
     SELECT s.id, sn.paused_reason
     FROM campaigns c
     JOIN senders sn ON sn.account_id = c.account_id
-                   AND (sn.id = c.sender_id OR (c.sender_id IS NULL AND sn.is_default))
+                   AND (sn.id = c.sender_id OR (c.sender_id IS NULL AND c.pool_id IS NULL AND sn.is_default))
     JOIN sends s ON s.campaign_id = c.id AND s.status = 'queued'
     JOIN messages m ON m.account_id = s.account_id AND m.id = s.subscriber_id
     WHERE c.kind = 'messages' AND c.status = 'sending' AND sn.paused_reason IS NOT NULL
@@ -308,7 +308,9 @@ type MessageFailHeldParams struct {
 // claimed, CampaignListSending's sender_paused), but not for ever: a message due
 // longer ago than hold_max is failed with the sender's pause reason, with its
 // send.failed event. Only the streams of paused senders are looked at, and in them
-// the queued rows (sends_claim_idx). Not a tenant query: the executors'
+// the queued rows (sends_claim_idx). A pool's stream is not a paused sender's: the
+// pool passes over a paused member, and its messages wait while every member is
+// held, as a pool's campaign does. Not a tenant query: the executors'
 // maintenance runs it for every account.
 func (q *Queries) MessageFailHeld(ctx context.Context, arg MessageFailHeldParams) ([]int64, error) {
 	rows, err := q.db.Query(ctx, messageFailHeld, arg.Now, arg.HoldMax)
@@ -334,7 +336,7 @@ const messageGet = `-- name: MessageGet :one
 SELECT m.id, m.idempotency_key, m.category, m.to_email, m.to_name, m.from_email, m.from_name, m.reply_to,
        m.template_id, m.tags, m.send_at, m.created_at, m.sender_id, m.cc, m.bcc, m.reply_to_more, m.attachment_count,
        m.track_clicks, m.track_opens, s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback,
-       m.subject
+       m.subject, m.pool_id
 FROM messages m
 JOIN sends s ON s.job_id = 'message:' || m.account_id || ':' || m.idempotency_key AND s.job_id NOT LIKE 'campaign:%'
 WHERE m.account_id = $1 AND m.id = $2
@@ -373,6 +375,7 @@ type MessageGetRow struct {
 	UpdatedAt         time.Time
 	Feedback          *string
 	Subject           string
+	PoolID            *int64
 }
 
 // (job_id NOT LIKE 'campaign:%', true of every message's job id, lets the planner use
@@ -408,6 +411,7 @@ func (q *Queries) MessageGet(ctx context.Context, arg MessageGetParams) (Message
 		&i.UpdatedAt,
 		&i.Feedback,
 		&i.Subject,
+		&i.PoolID,
 	)
 	return i, err
 }
@@ -415,12 +419,12 @@ func (q *Queries) MessageGet(ctx context.Context, arg MessageGetParams) (Message
 const messageInsert = `-- name: MessageInsert :one
 INSERT INTO messages (account_id, idempotency_key, request_hash, category, to_email, to_name, from_email,
                       from_name, reply_to, subject, html, text, data, template_id, headers, tags, send_at, sender_id,
-                      cc, bcc, reply_to_more, attachment_count, track_clicks, track_opens)
+                      cc, bcc, reply_to_more, attachment_count, track_clicks, track_opens, pool_id)
 VALUES ($1, $2, $3, $4, $5, $6, $7,
         $8, $9, $10, $11, $12, $13, $14, $15, $16::text[],
         $17, $18, coalesce($19::text[], '{}'), coalesce($20::text[], '{}'),
         coalesce($21::text[], '{}'),
-        $22, $23, $24)
+        $22, $23, $24, $25)
 ON CONFLICT (account_id, idempotency_key) DO NOTHING
 RETURNING id
 `
@@ -450,6 +454,7 @@ type MessageInsertParams struct {
 	AttachmentCount int16
 	TrackClicks     bool
 	TrackOpens      bool
+	PoolID          *int64
 }
 
 // ON CONFLICT on the key: a concurrent request with the same key waits for this one
@@ -480,6 +485,7 @@ func (q *Queries) MessageInsert(ctx context.Context, arg MessageInsertParams) (i
 		arg.AttachmentCount,
 		arg.TrackClicks,
 		arg.TrackOpens,
+		arg.PoolID,
 	)
 	var id int64
 	err := row.Scan(&id)
@@ -490,7 +496,7 @@ const messageList = `-- name: MessageList :many
 SELECT m.id, m.idempotency_key, m.category, m.to_email, m.to_name, m.from_email, m.from_name, m.reply_to,
        m.template_id, m.tags, m.send_at, m.created_at, m.sender_id, m.cc, m.bcc, m.reply_to_more, m.attachment_count,
        m.track_clicks, m.track_opens, s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback,
-       m.subject
+       m.subject, m.pool_id
 FROM messages m
 CROSS JOIN LATERAL (
     SELECT status, attempts, provider_message_id, last_error, sent_at, updated_at, feedback FROM sends
@@ -541,6 +547,7 @@ type MessageListRow struct {
 	UpdatedAt         time.Time
 	Feedback          *string
 	Subject           string
+	PoolID            *int64
 }
 
 func (q *Queries) MessageList(ctx context.Context, arg MessageListParams) ([]MessageListRow, error) {
@@ -587,6 +594,7 @@ func (q *Queries) MessageList(ctx context.Context, arg MessageListParams) ([]Mes
 			&i.UpdatedAt,
 			&i.Feedback,
 			&i.Subject,
+			&i.PoolID,
 		); err != nil {
 			return nil, err
 		}
@@ -602,7 +610,7 @@ const messageListNewest = `-- name: MessageListNewest :many
 SELECT m.id, m.idempotency_key, m.category, m.to_email, m.to_name, m.from_email, m.from_name, m.reply_to,
        m.template_id, m.tags, m.send_at, m.created_at, m.sender_id, m.cc, m.bcc, m.reply_to_more, m.attachment_count,
        m.track_clicks, m.track_opens, s.status, s.attempts, s.provider_message_id, s.last_error, s.sent_at, s.updated_at, s.feedback,
-       m.subject
+       m.subject, m.pool_id
 FROM messages m
 CROSS JOIN LATERAL (
     SELECT status, attempts, provider_message_id, last_error, sent_at, updated_at, feedback FROM sends
@@ -653,6 +661,7 @@ type MessageListNewestRow struct {
 	UpdatedAt         time.Time
 	Feedback          *string
 	Subject           string
+	PoolID            *int64
 }
 
 // MessageList newest first: a keyset page in descending id order before @before_id
@@ -706,6 +715,7 @@ func (q *Queries) MessageListNewest(ctx context.Context, arg MessageListNewestPa
 			&i.UpdatedAt,
 			&i.Feedback,
 			&i.Subject,
+			&i.PoolID,
 		); err != nil {
 			return nil, err
 		}
@@ -748,15 +758,17 @@ func (q *Queries) MessageSendInsert(ctx context.Context, arg MessageSendInsertPa
 const messageStreamEnsure = `-- name: MessageStreamEnsure :one
 
 WITH ins AS (
-    INSERT INTO campaigns (account_id, name, subject, from_email, status, kind, approved_at, started_at, sender_id)
+    INSERT INTO campaigns (account_id, name, subject, from_email, status, kind, approved_at, started_at, sender_id, pool_id)
     VALUES ($1, 'transactional messages', '', '', 'sending', 'messages', now(), now(),
-            $2::bigint)
-    ON CONFLICT (account_id, coalesce(sender_id, 0)) WHERE kind = 'messages' AND status = 'sending' DO NOTHING
+            $2::bigint, $3::bigint)
+    ON CONFLICT (account_id, coalesce(sender_id, 0), coalesce(pool_id, 0)) WHERE kind = 'messages' AND status = 'sending'
+    DO NOTHING
     RETURNING id
 ), existing AS (
     SELECT id FROM campaigns
     WHERE account_id = $1 AND kind = 'messages' AND status = 'sending'
       AND sender_id IS NOT DISTINCT FROM $2::bigint
+      AND pool_id IS NOT DISTINCT FROM $3::bigint
     FOR SHARE
 )
 SELECT id FROM ins
@@ -768,20 +780,21 @@ LIMIT 1
 type MessageStreamEnsureParams struct {
 	AccountID int64
 	SenderID  *int64
+	PoolID    *int64
 }
 
 // Transactional messages: one send row each, in the account's message stream (a
 // campaigns row of kind 'messages', always 'sending'). Accepting a message is one
 // transaction: the stream, the message, its send row and the executors' wake-up.
-// The account's live stream for a sender (NULL: the default stream, which sends
-// through the account's default sender), created with the first message that
-// names it. A concurrent first message may make both inserts skip before either
+// The account's live stream for a sender or a sender pool (both NULL: the default
+// stream, which sends through the account's default sender), created with the
+// first message that names it. A concurrent first message may make both inserts skip before either
 // commits; the caller then asks again. The existing stream is locked FOR SHARE
 // until the message commits: a sender's deletion retires an idle stream only
 // after locking it (SenderStreamLock), so it never retires one a message is
 // being added to.
 func (q *Queries) MessageStreamEnsure(ctx context.Context, arg MessageStreamEnsureParams) (int64, error) {
-	row := q.db.QueryRow(ctx, messageStreamEnsure, arg.AccountID, arg.SenderID)
+	row := q.db.QueryRow(ctx, messageStreamEnsure, arg.AccountID, arg.SenderID, arg.PoolID)
 	var id int64
 	err := row.Scan(&id)
 	return id, err

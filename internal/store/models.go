@@ -489,6 +489,7 @@ type Message struct {
 	Bcc             []string
 	ReplyToMore     []string
 	AttachmentCount int16
+	PoolID          *int64
 }
 
 type MessageAttachment struct {

@@ -105,8 +105,8 @@ type PoolInUseParams struct {
 	ID        int64
 }
 
-// Whether a campaign names the pool (the foreign key refuses the delete anyway;
-// this names the reason).
+// Whether a campaign (or a live message stream) names the pool (the foreign key
+// refuses the delete anyway; this names the reason).
 func (q *Queries) PoolInUse(ctx context.Context, arg PoolInUseParams) (bool, error) {
 	row := q.db.QueryRow(ctx, poolInUse, arg.AccountID, arg.ID)
 	var in_use bool
@@ -254,6 +254,28 @@ func (q *Queries) PoolRename(ctx context.Context, arg PoolRenameParams) (SenderP
 	return i, err
 }
 
+const poolRetireStream = `-- name: PoolRetireStream :exec
+UPDATE campaigns c
+SET status = 'cancelled', cancelled_at = now(), pool_id = NULL, updated_at = now()
+WHERE c.account_id = $1 AND c.pool_id = $2::bigint AND c.kind = 'messages' AND c.status = 'sending'
+  AND NOT EXISTS (SELECT 1 FROM sends s WHERE s.campaign_id = c.id AND s.status = 'queued')
+  AND NOT EXISTS (SELECT 1 FROM sends s WHERE s.campaign_id = c.id AND s.status = 'sending')
+`
+
+type PoolRetireStreamParams struct {
+	AccountID int64
+	ID        int64
+}
+
+// Retires the pool's message stream when nothing of it is left to send
+// (cancelled and detached from the pool, its settled rows kept), as
+// SenderRetireStream does; one with queued or in-flight messages keeps the pool
+// in use. sends_claim_idx and sends_lease_idx hold exactly those rows.
+func (q *Queries) PoolRetireStream(ctx context.Context, arg PoolRetireStreamParams) error {
+	_, err := q.db.Exec(ctx, poolRetireStream, arg.AccountID, arg.ID)
+	return err
+}
+
 const poolRoute = `-- name: PoolRoute :many
 SELECT m.sender_id,
        (s.paused_reason IS NOT NULL OR EXISTS (
@@ -291,6 +313,40 @@ func (q *Queries) PoolRoute(ctx context.Context, arg PoolRouteParams) ([]PoolRou
 			return nil, err
 		}
 		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const poolStreamLock = `-- name: PoolStreamLock :many
+SELECT id FROM campaigns
+WHERE account_id = $1 AND pool_id = $2::bigint AND kind = 'messages' AND status = 'sending'
+FOR UPDATE
+`
+
+type PoolStreamLockParams struct {
+	AccountID int64
+	ID        int64
+}
+
+// The pool's live message stream, locked before PoolRetireStream in the
+// deletion's transaction, as SenderStreamLock does for a sender's: a message
+// being added to it holds it FOR SHARE (MessageStreamEnsure) until it commits.
+func (q *Queries) PoolStreamLock(ctx context.Context, arg PoolStreamLockParams) ([]int64, error) {
+	rows, err := q.db.Query(ctx, poolStreamLock, arg.AccountID, arg.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

@@ -1381,23 +1381,26 @@ WITH tpl AS (
     SET subject = tpl.subject, html_template = tpl.html, text_template = tpl.text, language = tpl.language,
         from_email = $6, from_name = $7, reply_to = $8,
         list_ids = $9::bigint[], template_id = $2,
-        sender_id = coalesce($10::bigint,
-                             (SELECT s.id FROM senders s WHERE s.account_id = $1 AND s.is_default)),
-        status = CASE WHEN c.status = 'cancelled' THEN c.status ELSE $11::text END,
+        sender_id = CASE WHEN $10::bigint IS NOT NULL THEN NULL
+                         ELSE coalesce($11::bigint,
+                                       (SELECT s.id FROM senders s WHERE s.account_id = $1 AND s.is_default)) END,
+        pool_id = $10::bigint,
+        status = CASE WHEN c.status = 'cancelled' THEN c.status ELSE $12::text END,
         updated_at = now()
     FROM tpl, existing e
     WHERE c.account_id = $1 AND c.id = e.campaign_id AND c.kind = 'sequence'
     RETURNING c.id
 ), inserted AS (
     INSERT INTO campaigns (account_id, name, subject, from_email, from_name, reply_to, html_template, text_template,
-                           language, list_ids, status, kind, approved_at, started_at, sender_id, template_id)
+                           language, list_ids, status, kind, approved_at, started_at, sender_id, pool_id, template_id)
     SELECT $1, left('sequence ' || $3::bigint || ' step ' || $4::int
                              || CASE WHEN $5::int > 1 THEN ' run ' || $5::int ELSE '' END, 200), tpl.subject,
-           $6, $7, $8, tpl.html, tpl.text, tpl.language, $9::bigint[], $11::text,
+           $6, $7, $8, tpl.html, tpl.text, tpl.language, $9::bigint[], $12::text,
            'sequence', now(), now(),
-           coalesce($10::bigint,
-                    (SELECT s.id FROM senders s WHERE s.account_id = $1 AND s.is_default)),
-           $2
+           CASE WHEN $10::bigint IS NOT NULL THEN NULL
+                ELSE coalesce($11::bigint,
+                              (SELECT s.id FROM senders s WHERE s.account_id = $1 AND s.is_default)) END,
+           $10::bigint, $2
     FROM tpl
     WHERE NOT EXISTS (SELECT 1 FROM existing)
     RETURNING id
@@ -1418,6 +1421,7 @@ type SequenceStepCampaignUpsertParams struct {
 	FromName   string
 	ReplyTo    string
 	ListIds    []int64
+	PoolID     *int64
 	SenderID   *int64
 	Status     string
 }
@@ -1426,7 +1430,8 @@ type SequenceStepCampaignUpsertParams struct {
 // the step's template. It is 'sending' while the sequence is active, 'paused'
 // while paused; its list_ids are the sequence's list, so an opt-out from that
 // list flags its queued rows (SendSuppressLeftLists) and the claim skips them. A
-// step naming no sender is pinned to the account's default sender of this moment.
+// step naming no sender is pinned to the account's default sender of this moment;
+// a step naming a sender pool sends through the pool (no sender: one or the other).
 func (q *Queries) SequenceStepCampaignUpsert(ctx context.Context, arg SequenceStepCampaignUpsertParams) (int64, error) {
 	row := q.db.QueryRow(ctx, sequenceStepCampaignUpsert,
 		arg.AccountID,
@@ -1438,6 +1443,7 @@ func (q *Queries) SequenceStepCampaignUpsert(ctx context.Context, arg SequenceSt
 		arg.FromName,
 		arg.ReplyTo,
 		arg.ListIds,
+		arg.PoolID,
 		arg.SenderID,
 		arg.Status,
 	)

@@ -80,7 +80,7 @@ func (s *Service) check(ctx context.Context, accountID int64, key string, in Req
 		return c, apperr.Invalidf("/from", "%s", err.Error())
 	}
 	c.from = from.Email
-	if err := s.checkSender(ctx, accountID, in.SenderID, c.from); err != nil {
+	if err := s.checkSender(ctx, accountID, in.SenderID, in.PoolID, c.from); err != nil {
 		return c, err
 	}
 	if in.ReplyTo != "" {
@@ -226,12 +226,24 @@ func checkKey(key string) error {
 	return nil
 }
 
-// checkSender refuses a sender_id that is not one of the account's senders, and a
-// From the sender (the named one, else the account's default) does not allow, by
-// the rule campaigns are held to at approval (an address or a domain in
-// allowed_from; an empty list allows any).
-func (s *Service) checkSender(ctx context.Context, accountID int64, senderID *int64, from string) error {
-	found, err := sender.CheckFrom(ctx, store.New(s.pool), accountID, senderID, from, "/from")
+// checkSender refuses a sender_id that is not one of the account's senders, a
+// pool_id named with it or not one of the account's pools (sender.CheckPool, the
+// campaigns' rule), and a From the sender (the named one, else the account's
+// default) or any sender of the pool does not allow, by the rule campaigns are
+// held to at approval (an address or a domain in allowed_from; an empty list
+// allows any).
+func (s *Service) checkSender(ctx context.Context, accountID int64, senderID, poolID *int64, from string) error {
+	q := store.New(s.pool)
+	if poolID != nil && *poolID < 1 {
+		return apperr.Invalidf("/pool_id", "sender pool %d not found", *poolID)
+	}
+	if err := sender.CheckPool(ctx, q, accountID, senderID, poolID, "/pool_id"); err != nil {
+		return err
+	}
+	if poolID != nil {
+		return sender.CheckPoolFrom(ctx, q, accountID, *poolID, from, "/from")
+	}
+	found, err := sender.CheckFrom(ctx, q, accountID, senderID, from, "/from")
 	if !found && err == nil && senderID != nil {
 		return apperr.Invalidf("/sender_id", "sender %d not found", *senderID)
 	}

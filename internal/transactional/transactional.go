@@ -51,6 +51,10 @@ type Request struct {
 	Category                string
 	// SenderID names one of the account's senders; nil: the account's default.
 	SenderID *int64
+	// PoolID names one of the account's sender pools instead (never with
+	// SenderID). Left out of the request hash when nil, so a message accepted
+	// before pools could be named keeps its hash.
+	PoolID *int64 `json:",omitempty"`
 	// MoreReplyTo are Reply-To addresses after ReplyTo; Cc and Bcc copy the
 	// message (Bcc only in the envelope). Empty ones are left out of the request
 	// hash, so a message accepted before these existed keeps its hash.
@@ -101,6 +105,7 @@ type Message struct {
 	ReplyTo        string
 	TemplateID     *int64
 	SenderID       *int64
+	PoolID         *int64
 	MoreReplyTo    []string
 	Cc, Bcc        []string
 	Attachments    []AttachmentInfo
@@ -265,7 +270,7 @@ func stored(ctx context.Context, q *store.Queries, accountID int64, key string, 
 func insert(ctx context.Context, tx pgx.Tx, accountID int64, key string, in Request, c checked) (int64, bool, error) {
 	hash := requestHash(in)
 	q := store.New(tx)
-	streamID, err := stream(ctx, q, accountID, in.SenderID)
+	streamID, err := stream(ctx, q, accountID, in.SenderID, in.PoolID)
 	if err != nil {
 		return 0, false, err
 	}
@@ -276,7 +281,7 @@ func insert(ctx context.Context, tx pgx.Tx, accountID int64, key string, in Requ
 	mid, err := q.MessageInsert(ctx, store.MessageInsertParams{AccountID: accountID, IdempotencyKey: key,
 		RequestHash: hash, Category: c.category, ToEmail: c.to, ToName: in.ToName, FromEmail: c.from,
 		FromName: in.FromName, ReplyTo: c.replyTo, Subject: c.subject, Html: c.html, Text: c.text, Data: c.data,
-		TemplateID: in.TemplateID, Headers: headers, Tags: c.tags, SendAt: in.SendAt, SenderID: in.SenderID,
+		TemplateID: in.TemplateID, Headers: headers, Tags: c.tags, SendAt: in.SendAt, SenderID: in.SenderID, PoolID: in.PoolID,
 		Cc: nonNil(c.cc), Bcc: nonNil(c.bcc), ReplyToMore: nonNil(c.moreReplyTo), AttachmentCount: int16(len(c.attachments)),
 		TrackClicks: c.trackClicks, TrackOpens: c.trackOpens})
 	if postgres.NoRows(err) {
@@ -329,16 +334,18 @@ func insert(ctx context.Context, tx pgx.Tx, accountID int64, key string, in Requ
 	return mid, true, q.CampaignNotify(ctx, store.CampaignNotifyParams{Channel: postgres.CampaignChannel, Payload: strconv.FormatInt(streamID, 10)})
 }
 
-// stream returns the account's message stream for a sender (nil: the default
-// stream), creating it with the first message that needs it. Each sender's
-// messages have a stream of their own, so the executor sends them through that
-// sender, within its rate, as it does the sender's campaigns.
-func stream(ctx context.Context, q *store.Queries, accountID int64, senderID *int64) (int64, error) {
-	id, err := q.MessageStreamEnsure(ctx, store.MessageStreamEnsureParams{AccountID: accountID, SenderID: senderID})
+// stream returns the account's message stream for a sender or a sender pool
+// (both nil: the default stream), creating it with the first message that needs
+// it. Each sender's and each pool's messages have a stream of their own, so the
+// executor sends them through that sender, within its rate, or through that pool
+// with its failover, as it does the campaigns naming them.
+func stream(ctx context.Context, q *store.Queries, accountID int64, senderID, poolID *int64) (int64, error) {
+	p := store.MessageStreamEnsureParams{AccountID: accountID, SenderID: senderID, PoolID: poolID}
+	id, err := q.MessageStreamEnsure(ctx, p)
 	if postgres.NoRows(err) {
 		// Another transaction created it after this statement's snapshot (or
-		// retired it, when its sender was deleted).
-		id, err = q.MessageStreamEnsure(ctx, store.MessageStreamEnsureParams{AccountID: accountID, SenderID: senderID})
+		// retired it, when its sender or pool was deleted).
+		id, err = q.MessageStreamEnsure(ctx, p)
 	}
 	return id, err
 }
@@ -481,7 +488,8 @@ func (s *Service) listed(ctx context.Context, accountID int64, rows []store.Mess
 
 func fromRow(r store.MessageListRow) Message {
 	return Message{ID: r.ID, IdempotencyKey: r.IdempotencyKey, Category: r.Category, To: r.ToEmail, ToName: r.ToName,
-		From: r.FromEmail, FromName: r.FromName, ReplyTo: r.ReplyTo, TemplateID: r.TemplateID, SenderID: r.SenderID, Tags: r.Tags,
+		From: r.FromEmail, FromName: r.FromName, ReplyTo: r.ReplyTo, TemplateID: r.TemplateID, SenderID: r.SenderID,
+		PoolID: r.PoolID, Tags: r.Tags,
 		MoreReplyTo: r.ReplyToMore, Cc: r.Cc, Bcc: r.Bcc, TrackClicks: r.TrackClicks, TrackOpens: r.TrackOpens,
 		SendAt: r.SendAt, Status: r.Status, Attempts: int(r.Attempts), ProviderMessageID: r.ProviderMessageID,
 		LastError: r.LastError, Feedback: r.Feedback, SentAt: r.SentAt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,

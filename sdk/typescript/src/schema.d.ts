@@ -3520,7 +3520,7 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description One step. send: template_id and from_email (sender_id optional: else the account's default sender when the sequence is activated). wait: duration (e.g. 90m, 72h, 3d) and/or at (HH:MM) and/or weekdays, in the subscriber's attributes.timezone when it is a valid IANA zone, else the sequence's time_zone. condition: `if` true ends the enrollment (exited, reason condition). wait_for_event: wait for `event` (POST /v1/track) at most `timeout`, then on_event / on_timeout (continue or exit). */
+        /** @description One step. send: template_id and from_email (sender_id optional: else the account's default sender when the sequence is activated; or pool_id, a sender pool, never with sender_id). wait: duration (e.g. 90m, 72h, 3d) and/or at (HH:MM) and/or weekdays, in the subscriber's attributes.timezone when it is a valid IANA zone, else the sequence's time_zone. condition: `if` true ends the enrollment (exited, reason condition). wait_for_event: wait for `event` (POST /v1/track) at most `timeout`, then on_event / on_timeout (continue or exit). */
         SequenceStep: {
             /** @enum {string} */
             type: "send" | "wait" | "condition" | "wait_for_event";
@@ -3528,6 +3528,11 @@ export interface components {
             template_id?: number;
             /** Format: int64 */
             sender_id?: number;
+            /**
+             * Format: int64
+             * @description A send step's sender pool instead of a sender (with sender_id too, or another account's pool, is 422 naming /steps/N/pool_id): its sends fail over as a campaign's on the pool (docs/providers.md).
+             */
+            pool_id?: number;
             from_email?: string;
             from_name?: string;
             reply_to?: string;
@@ -5190,7 +5195,7 @@ export interface components {
          */
         AmbiguousPolicy: "skip" | "retry";
         /**
-         * @description Either template_id, or subject with html and/or text, or subject with markdown or blocks (and optionally layout_id). Optionally the sender it leaves through (sender_id).
+         * @description Either template_id, or subject with html and/or text, or subject with markdown or blocks (and optionally layout_id). Optionally the sender (sender_id) or the sender pool (pool_id) it leaves through.
          * @example {
          *       "to": "ada@example.com",
          *       "to_name": "Ada",
@@ -5254,8 +5259,19 @@ export interface components {
              *     message leaves through it, within its rate limit, and `from` must be one its allowed_from
              *     permits. Omitted: the account's default sender (whose allowed_from applies too), else the
              *     environment's provider. `from` stays required: a sender holds no From address of its own.
+             *     Not with pool_id (422 naming /pool_id).
              */
             sender_id?: number;
+            /**
+             * Format: int64
+             * @description One of the account's sender pools instead of a sender (with sender_id too, or another account's
+             *     pool, is 422 naming /pool_id): the message leaves through the pool's first usable sender, and
+             *     moves to the next only when that one refused it before anything was handed over (a message in
+             *     doubt keeps its route), exactly as a campaign naming the pool (docs/providers.md "Sender pools
+             *     and failover"). `from` must be one every sender of the pool allows. Part of the Idempotency-Key's
+             *     request.
+             */
+            pool_id?: number;
             /**
              * @description Rewrite the links the HTML writes literally (absolute http(s) hrefs with no template action) to
              *     signed `{public_url}/c/{token}` redirects; the URLs are stored with the message when it is accepted.
@@ -5556,9 +5572,14 @@ export interface components {
             template_id: number | null;
             /**
              * Format: int64
-             * @description The sender the message named; null: the account's default sender (else the environment's provider).
+             * @description The sender the message named; null: the account's default sender (else the environment's provider), or its pool_id.
              */
             sender_id: number | null;
+            /**
+             * Format: int64
+             * @description The sender pool the message named (absent: none). Which member sent it is the send's via_sender_id, in its send.* events.
+             */
+            pool_id?: number;
             tags: string[];
             /** Format: date-time */
             send_at: string | null;
