@@ -40,7 +40,13 @@ func startIMAP(t *testing.T, noIdle bool) *imapServer {
 	require.NoError(t, err)
 	s := &imapServer{addr: ln.Addr().String(), noIdle: noIdle}
 	go srv.Serve(&listener{Listener: ln, s: s}) //nolint:errcheck // ends with Close
-	t.Cleanup(func() { srv.Close() })
+	t.Cleanup(func() {
+		srv.Close()
+		// Also the listener itself: a test that ends before Serve has taken it
+		// leaves the listener unknown to Close, and Serve would then wait in
+		// Accept for good (goleak: TestMailboxAppliesAReportOnAMessage).
+		ln.Close() //nolint:errcheck // closed twice when Serve had it
+	})
 	return s
 }
 
