@@ -135,8 +135,8 @@ func apiDeps(cfg config.Config, sh shared) (httpapi.Deps, error) {
 	}
 	d.Reports = report.NewService(pool, d.Campaigns)
 	// The bounce mailbox settings (the executor's side reads the mailboxes).
-	d.Bounces = bounce.NewService(pool, sh.credentials, bounce.NewVERP(keys), d.Webhooks,
-		bounce.Options{Guard: egress.Guard{AllowPrivate: cfg.EventAllowPrivate}})
+	d.Bounces = bounce.API{Service: bounce.NewService(pool, sh.credentials, bounce.NewVERP(keys), d.Webhooks,
+		bounce.Options{Guard: egress.Guard{AllowPrivate: cfg.EventAllowPrivate}})}
 	// The service's own mail (invitations, sign-in links) goes through the
 	// deployment's provider, as test sends do.
 	d.Users = user.NewService(pool, d.Sessions, sh.credentials, sh.provider, user.Options{PublicURL: cfg.PublicURL,

@@ -20,7 +20,6 @@ import (
 
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/audit"
-	"github.com/sendonce/sendonce/internal/bounce"
 	"github.com/sendonce/sendonce/internal/campaign"
 	"github.com/sendonce/sendonce/internal/dnscheck"
 	"github.com/sendonce/sendonce/internal/erasure"
@@ -95,7 +94,7 @@ type Deps struct {
 	// Senders manages the accounts' senders.
 	Senders *sender.Service
 	// Bounces keeps the accounts' bounce mailboxes.
-	Bounces *bounce.Service
+	Bounces BounceMailboxes
 	// Domains checks sending domains' SPF, DKIM and DMARC.
 	Domains *dnscheck.Checker
 	// Routes builds (and caches) the providers of senders for test sends. The

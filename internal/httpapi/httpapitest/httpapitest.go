@@ -127,8 +127,8 @@ func Deps(t testing.TB, pool *pgxpool.Pool, cfg config.Config) httpapi.Deps {
 		Audit:       audit.NewService(pool),
 		Tracking:    tracking.New(pool, tracking.NewTokens(keys, cfg.PublicURL), tracking.Config{}, log),
 	}
-	d.Bounces = bounce.NewService(pool, ring, bounce.NewVERP(keys), d.Webhooks,
-		bounce.Options{Guard: egress.Guard{AllowPrivate: cfg.EventAllowPrivate}})
+	d.Bounces = bounce.API{Service: bounce.NewService(pool, ring, bounce.NewVERP(keys), d.Webhooks,
+		bounce.Options{Guard: egress.Guard{AllowPrivate: cfg.EventAllowPrivate}})}
 	erased := suppression.NewErased(keys)
 	d.Subscribers.Erased, d.Transactional.Erased = erased, erased
 	d.Erasure = erasure.NewService(pool, erased)
