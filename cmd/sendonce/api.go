@@ -109,7 +109,7 @@ func apiDeps(cfg config.Config, sh shared) (httpapi.Deps, error) {
 		Campaigns:     campaigns,
 		Templates:     template.NewService(pool),
 		Media:         media.NewServiceIn(pool, sh.media),
-		Layouts:       layout.NewService(pool),
+		Layouts:       layout.API{Service: layout.NewService(pool)},
 		Transactional: messages,
 		Segments:      segment.NewService(pool, cfg.SegmentTimeout),
 		Sequences:     sequence.NewService(pool),

@@ -1,15 +1,19 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/sendonce/sendonce/api"
-	"github.com/sendonce/sendonce/internal/layout"
 )
 
-func toAPILayout(l layout.Layout) api.Layout {
-	return api.Layout{Id: l.ID, Name: l.Name, Html: l.HTML, Text: l.Text, Default: l.Default,
-		CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt}
+// Layouts keeps the frames Markdown content is rendered into (layout.API).
+type Layouts interface {
+	List(ctx context.Context, accountID, afterID int64, limit int) ([]api.Layout, error)
+	Create(ctx context.Context, accountID int64, in api.LayoutCreate) (api.Layout, error)
+	Get(ctx context.Context, accountID, id int64) (api.Layout, error)
+	Update(ctx context.Context, accountID, id int64, in api.LayoutUpdate) (api.Layout, error)
+	Delete(ctx context.Context, accountID, id int64) error
 }
 
 // enumString reads an optional enum of the wire types as a string.
@@ -30,12 +34,8 @@ func (s *Server) listLayouts(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rows, next := pageOf(r, "layouts", p, rows, func(x layout.Layout) cursor { return cursor{ID: x.ID} })
-	out := api.LayoutPage{Data: make([]api.Layout, len(rows)), NextCursor: next}
-	for i, x := range rows {
-		out.Data[i] = toAPILayout(x)
-	}
-	return encode(w, http.StatusOK, out)
+	rows, next := pageOf(r, "layouts", p, rows, func(x api.Layout) cursor { return cursor{ID: x.Id} })
+	return encode(w, http.StatusOK, api.LayoutPage{Data: rows, NextCursor: next})
 }
 
 func (s *Server) createLayout(w http.ResponseWriter, r *http.Request) error {
@@ -43,11 +43,11 @@ func (s *Server) createLayout(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	l, err := s.Layouts.Create(r.Context(), accountID(r), layout.Fields{Name: &in.Name, HTML: &in.Html, Text: in.Text, Default: in.Default})
+	l, err := s.Layouts.Create(r.Context(), accountID(r), in)
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusCreated, toAPILayout(l))
+	return encode(w, http.StatusCreated, l)
 }
 
 func (s *Server) getLayout(w http.ResponseWriter, r *http.Request) error {
@@ -59,7 +59,7 @@ func (s *Server) getLayout(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, toAPILayout(l))
+	return encode(w, http.StatusOK, l)
 }
 
 func (s *Server) updateLayout(w http.ResponseWriter, r *http.Request) error {
@@ -71,11 +71,11 @@ func (s *Server) updateLayout(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	l, err := s.Layouts.Update(r.Context(), accountID(r), id, layout.Fields{Name: in.Name, HTML: in.Html, Text: in.Text, Default: in.Default})
+	l, err := s.Layouts.Update(r.Context(), accountID(r), id, in)
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, toAPILayout(l))
+	return encode(w, http.StatusOK, l)
 }
 
 func (s *Server) deleteLayout(w http.ResponseWriter, r *http.Request) error {

@@ -26,7 +26,6 @@ import (
 	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/export"
 	"github.com/sendonce/sendonce/internal/idempotency"
-	"github.com/sendonce/sendonce/internal/layout"
 	"github.com/sendonce/sendonce/internal/media"
 	"github.com/sendonce/sendonce/internal/operator"
 	"github.com/sendonce/sendonce/internal/optin"
@@ -85,7 +84,7 @@ type Deps struct {
 	// Media is the account's image library (/v1/media and the public /media/…).
 	Media *media.Service
 	// Layouts keeps the frames Markdown content is rendered into.
-	Layouts *layout.Service
+	Layouts Layouts
 	// Transactional accepts and reads single messages (POST /v1/messages).
 	Transactional *transactional.Service
 	Segments      *segment.Service

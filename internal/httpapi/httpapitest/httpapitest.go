@@ -111,7 +111,7 @@ func Deps(t testing.TB, pool *pgxpool.Pool, cfg config.Config) httpapi.Deps {
 		Campaigns:     campaigns,
 		Templates:     template.NewService(pool),
 		Media:         media.NewService(pool),
-		Layouts:       layout.NewService(pool),
+		Layouts:       layout.API{Service: layout.NewService(pool)},
 		Transactional: messages,
 		Segments:      segment.NewService(pool, cfg.SegmentTimeout),
 		Sequences:     sequence.NewService(pool),
