@@ -133,7 +133,7 @@ func apiDeps(cfg config.Config, sh shared) (httpapi.Deps, error) {
 		inbox = devinbox.OverLog(pool, lp)
 		d.DevInbox = inbox
 	}
-	d.Reports = report.NewService(pool, d.Campaigns)
+	d.Reports = report.API{Service: report.NewService(pool, d.Campaigns)}
 	// The bounce mailbox settings (the executor's side reads the mailboxes).
 	d.Bounces = bounce.API{Service: bounce.NewService(pool, sh.credentials, bounce.NewVERP(keys), d.Webhooks,
 		bounce.Options{Guard: egress.Guard{AllowPrivate: cfg.EventAllowPrivate}})}

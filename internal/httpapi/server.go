@@ -32,7 +32,6 @@ import (
 	"github.com/sendonce/sendonce/internal/person"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
-	"github.com/sendonce/sendonce/internal/report"
 	"github.com/sendonce/sendonce/internal/segment"
 	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/sequence"
@@ -79,7 +78,7 @@ type Deps struct {
 	Exports   *export.Service
 	Campaigns *campaign.Service
 	// Reports reads campaign reports and account analytics.
-	Reports   *report.Service
+	Reports   Reports
 	Templates *template.Service
 	// Media is the account's image library (/v1/media and the public /media/…).
 	Media *media.Service
