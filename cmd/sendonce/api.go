@@ -160,7 +160,7 @@ func wireErasure(d *httpapi.Deps, keys *token.Ring, inbox *devinbox.Service) {
 	if inbox != nil {
 		d.Erasure.Memory = inbox
 	}
-	d.People, d.Exports = person.NewService(d.Pool), export.NewService(d.Pool)
+	d.People, d.Exports = person.API{Service: person.NewService(d.Pool)}, export.NewService(d.Pool)
 }
 
 // apiOptions copies the configuration values the API reads.

@@ -29,7 +29,6 @@ import (
 	"github.com/sendonce/sendonce/internal/media"
 	"github.com/sendonce/sendonce/internal/operator"
 	"github.com/sendonce/sendonce/internal/optin"
-	"github.com/sendonce/sendonce/internal/person"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/segment"
@@ -73,7 +72,7 @@ type Deps struct {
 	// Erasure erases people (the API and the preference page).
 	Erasure *erasure.Service
 	// People reads a person's activity and data export.
-	People *person.Service
+	People People
 	// Exports streams CSV and NDJSON exports.
 	Exports   *export.Service
 	Campaigns *campaign.Service

@@ -136,7 +136,7 @@ func Deps(t testing.TB, pool *pgxpool.Pool, cfg config.Config) httpapi.Deps {
 		From: cfg.SystemFrom, FromName: cfg.SystemFromName, Logger: log})
 	d.SSO = sso.NewService(pool, ring, d.Users, d.Sessions, sso.Options{PublicURL: cfg.PublicURL,
 		Guard: egress.Guard{AllowPrivate: cfg.EventAllowPrivate}, AllowHTTP: cfg.EventAllowHTTP, Logger: log})
-	d.People, d.Exports = person.NewService(pool), export.NewService(pool)
+	d.People, d.Exports = person.API{Service: person.NewService(pool)}, export.NewService(pool)
 	d.Reports = report.API{Service: report.NewService(pool, d.Campaigns)}
 	return d
 }
