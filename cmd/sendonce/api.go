@@ -131,7 +131,7 @@ func apiDeps(cfg config.Config, sh shared) (httpapi.Deps, error) {
 	var inbox *devinbox.Service
 	if lp, ok := sh.provider.(*provider.Log); ok && cfg.Dev {
 		inbox = devinbox.OverLog(pool, lp)
-		d.DevInbox = inbox
+		d.DevInbox = devinbox.API{Service: inbox}
 	}
 	d.Reports = report.API{Service: report.NewService(pool, d.Campaigns)}
 	// The bounce mailbox settings (the executor's side reads the mailboxes).

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/audit"
 	"github.com/sendonce/sendonce/internal/campaign"
@@ -30,7 +31,6 @@ import (
 	"github.com/sendonce/sendonce/internal/operator"
 	"github.com/sendonce/sendonce/internal/optin"
 	"github.com/sendonce/sendonce/internal/postgres"
-	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/segment"
 	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/sequence"
@@ -144,11 +144,12 @@ type Dashboard interface {
 	Message(w http.ResponseWriter, html string)
 }
 
-// DevInbox reads the messages the log provider kept (internal/devinbox), each
-// only to the account that sent it.
+// DevInbox reads the messages the log provider kept (devinbox.API), each only to
+// the account that sent it.
 type DevInbox interface {
-	List(ctx context.Context, accountID int64) ([]provider.Logged, error)
-	Get(ctx context.Context, accountID, id int64) (provider.Logged, error)
+	List(ctx context.Context, accountID int64) ([]api.DevInboxMessage, error)
+	// HTML is the HTML part of the account's message id.
+	HTML(ctx context.Context, accountID, id int64) (string, error)
 }
 
 // required names the Deps fields NewServer cannot do without, so a service added

@@ -201,7 +201,7 @@ func New(t testing.TB, pool *pgxpool.Pool, cfg config.Config, with ...func(*http
 	var inbox *devinbox.Service
 	if lp, ok := d.TestSender.(*provider.Log); ok && cfg.Dev && d.DevInbox == nil {
 		inbox = devinbox.OverLog(pool, lp)
-		d.DevInbox = inbox
+		d.DevInbox = devinbox.API{Service: inbox}
 	}
 	// A hook may replace a service: the erased-address hasher follows it, and the
 	// erasure forgets what the dev inbox holds, as run wires them.
