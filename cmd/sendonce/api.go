@@ -81,9 +81,9 @@ func mediaStore(cfg config.Config) (media.Store, error) {
 	return media.NewDir(cfg.MediaDir), nil
 }
 
-// apiDeps builds every service the API serves, on the main pool. The tracker's
-// flusher is the caller's to run (tracking.Service.Run).
-func apiDeps(cfg config.Config, sh shared) (httpapi.Deps, error) {
+// apiDeps builds every service the API serves, on the main pool, and returns the
+// tracker: its flusher is the caller's to run (tracking.Service.Run).
+func apiDeps(cfg config.Config, sh shared) (httpapi.Deps, *tracking.Service, error) {
 	pool := sh.pool
 	keys := sh.signer.Ring()
 	accounts := account.NewService(pool)
@@ -92,8 +92,11 @@ func apiDeps(cfg config.Config, sh shared) (httpapi.Deps, error) {
 	events.MaxEndpoints = cfg.EventEndpointsPerAccount
 	reference, err := apidoc.Render(sendonce.OpenAPI)
 	if err != nil {
-		return httpapi.Deps{}, err
+		return httpapi.Deps{}, nil, err
 	}
+	// Clicks and opens are held in memory and written in batches by the
+	// tracker's flusher (run starts it).
+	tracker := tracking.New(pool, tracking.NewTokens(keys, cfg.PublicURL), tracking.Config{}, sh.log)
 	campaigns := campaign.NewService(pool)
 	campaigns.Messages = sh.messages
 	d := httpapi.Deps{
@@ -123,9 +126,7 @@ func apiDeps(cfg config.Config, sh shared) (httpapi.Deps, error) {
 		Idempotency: idempotency.NewStore(pool),
 		Sessions:    session.NewService(pool, accounts),
 		Audit:       audit.NewService(pool),
-		// Clicks and opens are held in memory and written in batches by the
-		// tracker's flusher (run starts it).
-		Tracking: tracking.New(pool, tracking.NewTokens(keys, cfg.PublicURL), tracking.Config{}, sh.log),
+		Tracking:    tracking.API{Service: tracker},
 	}
 	// `sendonce dev` shows what the log provider "sent" in the dashboard.
 	var inbox *devinbox.Service
@@ -146,7 +147,7 @@ func apiDeps(cfg config.Config, sh shared) (httpapi.Deps, error) {
 	d.SSO = sso.NewService(pool, sh.credentials, d.Users, d.Sessions, sso.Options{PublicURL: cfg.PublicURL,
 		Guard: egress.Guard{AllowPrivate: cfg.EventAllowPrivate}, AllowHTTP: cfg.EventAllowHTTP, Logger: sh.log})
 	wireErasure(&d, keys, inbox)
-	return d, nil
+	return d, tracker, nil
 }
 
 // wireErasure builds the erasure, person and export services and hands the

@@ -283,7 +283,7 @@ func (s *Server) campaignStats(w http.ResponseWriter, r *http.Request) error {
 		skipped = &api.BuildSkips{Suppressed: *st.SkippedSuppressed, Unconfirmed: *st.SkippedUnconfirmed}
 	}
 	return encode(w, http.StatusOK, api.CampaignStats{CampaignId: st.CampaignID, Status: api.CampaignStatus(st.Status),
-		Total: st.Total, StartedAt: st.StartedAt, FinishedAt: st.FinishedAt, Skipped: skipped, Engagement: toAPIEngagement(eng),
+		Total: st.Total, StartedAt: st.StartedAt, FinishedAt: st.FinishedAt, Skipped: skipped, Engagement: eng,
 		Counts: api.SendCounts{Queued: c["queued"], Sending: c["sending"], Sent: c["sent"], Failed: c["failed"],
 			Suppressed: c["suppressed"], Cancelled: c["cancelled"], Unknown: c["unknown"]}})
 }

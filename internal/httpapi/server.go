@@ -38,7 +38,6 @@ import (
 	"github.com/sendonce/sendonce/internal/sso"
 	"github.com/sendonce/sendonce/internal/subscriber"
 	"github.com/sendonce/sendonce/internal/template"
-	"github.com/sendonce/sendonce/internal/tracking"
 	"github.com/sendonce/sendonce/internal/transactional"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 	"github.com/sendonce/sendonce/internal/user"
@@ -110,7 +109,7 @@ type Deps struct {
 	Sessions *session.Service
 	// Tracking records clicks and opens and serves the stats, the web view and the
 	// archive; its flusher is the caller's to run.
-	Tracking *tracking.Service
+	Tracking Tracker
 	// Audit reads the audit log (GET /v1/audit-log).
 	Audit *audit.Service
 	// Users manages the accounts' people and their sign-in (its mail goes through

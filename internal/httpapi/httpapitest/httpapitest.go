@@ -125,7 +125,7 @@ func Deps(t testing.TB, pool *pgxpool.Pool, cfg config.Config) httpapi.Deps {
 		Idempotency: idempotency.NewStore(pool),
 		Sessions:    session.NewService(pool, accounts),
 		Audit:       audit.NewService(pool),
-		Tracking:    tracking.New(pool, tracking.NewTokens(keys, cfg.PublicURL), tracking.Config{}, log),
+		Tracking:    tracking.API{Service: tracking.New(pool, tracking.NewTokens(keys, cfg.PublicURL), tracking.Config{}, log)},
 	}
 	d.Bounces = bounce.API{Service: bounce.NewService(pool, ring, bounce.NewVERP(keys), d.Webhooks,
 		bounce.Options{Guard: egress.Guard{AllowPrivate: cfg.EventAllowPrivate}})}
