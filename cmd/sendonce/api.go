@@ -111,7 +111,7 @@ func apiDeps(cfg config.Config, sh shared) (httpapi.Deps, *tracking.Service, err
 		Subscribers:   subscriber.NewService(pool),
 		Campaigns:     campaigns,
 		Templates:     template.NewService(pool),
-		Media:         media.NewServiceIn(pool, sh.media),
+		Media:         media.API{Service: media.NewServiceIn(pool, sh.media), PublicURL: cfg.PublicURL},
 		Layouts:       layout.API{Service: layout.NewService(pool)},
 		Transactional: messages,
 		Segments:      segment.NewService(pool, cfg.SegmentTimeout),

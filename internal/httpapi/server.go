@@ -27,7 +27,6 @@ import (
 	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/export"
 	"github.com/sendonce/sendonce/internal/idempotency"
-	"github.com/sendonce/sendonce/internal/media"
 	"github.com/sendonce/sendonce/internal/operator"
 	"github.com/sendonce/sendonce/internal/optin"
 	"github.com/sendonce/sendonce/internal/postgres"
@@ -79,7 +78,7 @@ type Deps struct {
 	Reports   Reports
 	Templates *template.Service
 	// Media is the account's image library (/v1/media and the public /media/…).
-	Media *media.Service
+	Media MediaLibrary
 	// Layouts keeps the frames Markdown content is rendered into.
 	Layouts Layouts
 	// Transactional accepts and reads single messages (POST /v1/messages).

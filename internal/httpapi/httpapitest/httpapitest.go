@@ -110,7 +110,7 @@ func Deps(t testing.TB, pool *pgxpool.Pool, cfg config.Config) httpapi.Deps {
 		Subscribers:   subscriber.NewService(pool),
 		Campaigns:     campaigns,
 		Templates:     template.NewService(pool),
-		Media:         media.NewService(pool),
+		Media:         media.API{Service: media.NewService(pool), PublicURL: cfg.PublicURL},
 		Layouts:       layout.API{Service: layout.NewService(pool)},
 		Transactional: messages,
 		Segments:      segment.NewService(pool, cfg.SegmentTimeout),
