@@ -157,10 +157,11 @@ func apiDeps(cfg config.Config, sh shared) (httpapi.Deps, *tracking.Service, err
 func wireErasure(d *httpapi.Deps, keys *token.Ring, inbox *devinbox.Service) {
 	erased := suppression.NewErased(keys)
 	d.Subscribers.Erased, d.Transactional.Erased = erased, erased
-	d.Erasure = erasure.NewService(d.Pool, erased)
+	eraser := erasure.NewService(d.Pool, erased)
 	if inbox != nil {
-		d.Erasure.Memory = inbox
+		eraser.Memory = inbox
 	}
+	d.Erasure = erasure.API{Service: eraser}
 	d.People, d.Exports = person.API{Service: person.NewService(d.Pool)}, export.NewService(d.Pool)
 }
 

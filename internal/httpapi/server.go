@@ -23,7 +23,6 @@ import (
 	"github.com/sendonce/sendonce/internal/audit"
 	"github.com/sendonce/sendonce/internal/campaign"
 	"github.com/sendonce/sendonce/internal/dnscheck"
-	"github.com/sendonce/sendonce/internal/erasure"
 	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/export"
 	"github.com/sendonce/sendonce/internal/idempotency"
@@ -68,7 +67,7 @@ type Deps struct {
 	Webhooks    *webhook.Service
 	Subscribers *subscriber.Service
 	// Erasure erases people (the API and the preference page).
-	Erasure *erasure.Service
+	Erasure Erasures
 	// People reads a person's activity and data export.
 	People People
 	// Exports streams CSV and NDJSON exports.

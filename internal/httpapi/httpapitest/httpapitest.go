@@ -131,7 +131,7 @@ func Deps(t testing.TB, pool *pgxpool.Pool, cfg config.Config) httpapi.Deps {
 		bounce.Options{Guard: egress.Guard{AllowPrivate: cfg.EventAllowPrivate}})}
 	erased := suppression.NewErased(keys)
 	d.Subscribers.Erased, d.Transactional.Erased = erased, erased
-	d.Erasure = erasure.NewService(pool, erased)
+	d.Erasure = erasure.API{Service: erasure.NewService(pool, erased)}
 	d.Users = user.NewService(pool, d.Sessions, ring, d.TestSender, user.Options{PublicURL: cfg.PublicURL,
 		From: cfg.SystemFrom, FromName: cfg.SystemFromName, Logger: log})
 	d.SSO = sso.NewService(pool, ring, d.Users, d.Sessions, sso.Options{PublicURL: cfg.PublicURL,
@@ -212,8 +212,8 @@ func New(t testing.TB, pool *pgxpool.Pool, cfg config.Config, with ...func(*http
 	if d.Transactional.Erased == nil {
 		d.Transactional.Erased = erased
 	}
-	if inbox != nil && d.Erasure.Memory == nil {
-		d.Erasure.Memory = inbox
+	if e, ok := d.Erasure.(erasure.API); ok && inbox != nil && e.Memory == nil {
+		e.Memory = inbox
 	}
 	h, err := httpapi.NewServer(d, Options(cfg))
 	if err != nil {
