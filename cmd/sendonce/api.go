@@ -99,15 +99,16 @@ func apiDeps(cfg config.Config, sh shared) (httpapi.Deps, *tracking.Service, err
 	tracker := tracking.New(pool, tracking.NewTokens(keys, cfg.PublicURL), tracking.Config{}, sh.log)
 	campaigns := campaign.NewService(pool)
 	campaigns.Messages = sh.messages
+	hooks := webhook.NewService(pool, webhook.Options{
+		SoftBounceLimit: cfg.SoftBounceLimit, SoftBounceWindow: cfg.SoftBounceWindow,
+	})
 	d := httpapi.Deps{
 		Pool: pool, Logger: sh.log, Registry: sh.reg, OpenAPI: sendonce.OpenAPI, Listener: sh.listener,
 		Reference: reference, Dashboard: dashboard.New(),
-		Accounts:    accounts,
-		Operator:    operator.NewService(pool, accounts),
-		Unsubscribe: unsubscribe.NewService(pool, sh.signer),
-		Webhooks: webhook.NewService(pool, webhook.Options{
-			SoftBounceLimit: cfg.SoftBounceLimit, SoftBounceWindow: cfg.SoftBounceWindow,
-		}),
+		Accounts:      accounts,
+		Operator:      operator.NewService(pool, accounts),
+		Unsubscribe:   unsubscribe.NewService(pool, sh.signer),
+		Webhooks:      webhook.API{Service: hooks},
 		Subscribers:   subscriber.NewService(pool),
 		Campaigns:     campaigns,
 		Templates:     template.NewService(pool),
@@ -136,7 +137,7 @@ func apiDeps(cfg config.Config, sh shared) (httpapi.Deps, *tracking.Service, err
 	}
 	d.Reports = report.API{Service: report.NewService(pool, d.Campaigns)}
 	// The bounce mailbox settings (the executor's side reads the mailboxes).
-	d.Bounces = bounce.API{Service: bounce.NewService(pool, sh.credentials, bounce.NewVERP(keys), d.Webhooks,
+	d.Bounces = bounce.API{Service: bounce.NewService(pool, sh.credentials, bounce.NewVERP(keys), hooks,
 		bounce.Options{Guard: egress.Guard{AllowPrivate: cfg.EventAllowPrivate}})}
 	// The service's own mail (invitations, sign-in links) goes through the
 	// deployment's provider, as test sends do.

@@ -39,7 +39,6 @@ import (
 	"github.com/sendonce/sendonce/internal/transactional"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 	"github.com/sendonce/sendonce/internal/user"
-	"github.com/sendonce/sendonce/internal/webhook"
 )
 
 // Deps are the services the API serves. The caller builds each one once (run for
@@ -64,7 +63,7 @@ type Deps struct {
 
 	// Opt-outs: one-click unsubscribe (/u/{token}) and provider webhooks.
 	Unsubscribe *unsubscribe.Service
-	Webhooks    *webhook.Service
+	Webhooks    Webhooks
 	Subscribers *subscriber.Service
 	// Erasure erases people (the API and the preference page).
 	Erasure Erasures

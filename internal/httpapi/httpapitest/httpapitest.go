@@ -98,15 +98,16 @@ func Deps(t testing.TB, pool *pgxpool.Pool, cfg config.Config) httpapi.Deps {
 		events.MaxEndpoints = cfg.EventEndpointsPerAccount
 	}
 	signer := unsubscribe.NewSigner(keys)
+	hooks := webhook.NewService(pool, webhook.Options{
+		SoftBounceLimit: cfg.SoftBounceLimit, SoftBounceWindow: cfg.SoftBounceWindow,
+	})
 	d := httpapi.Deps{
 		Pool: pool, Logger: log, Registry: prometheus.NewRegistry(), OpenAPI: sendonce.OpenAPI,
 		Reference: reference, Dashboard: dashboard.New(),
-		Accounts:    accounts,
-		Operator:    operator.NewService(pool, accounts),
-		Unsubscribe: unsubscribe.NewService(pool, signer),
-		Webhooks: webhook.NewService(pool, webhook.Options{
-			SoftBounceLimit: cfg.SoftBounceLimit, SoftBounceWindow: cfg.SoftBounceWindow,
-		}),
+		Accounts:      accounts,
+		Operator:      operator.NewService(pool, accounts),
+		Unsubscribe:   unsubscribe.NewService(pool, signer),
+		Webhooks:      webhook.API{Service: hooks},
 		Subscribers:   subscriber.NewService(pool),
 		Campaigns:     campaigns,
 		Templates:     template.NewService(pool),
@@ -127,7 +128,7 @@ func Deps(t testing.TB, pool *pgxpool.Pool, cfg config.Config) httpapi.Deps {
 		Audit:       audit.NewService(pool),
 		Tracking:    tracking.API{Service: tracking.New(pool, tracking.NewTokens(keys, cfg.PublicURL), tracking.Config{}, log)},
 	}
-	d.Bounces = bounce.API{Service: bounce.NewService(pool, ring, bounce.NewVERP(keys), d.Webhooks,
+	d.Bounces = bounce.API{Service: bounce.NewService(pool, ring, bounce.NewVERP(keys), hooks,
 		bounce.Options{Guard: egress.Guard{AllowPrivate: cfg.EventAllowPrivate}})}
 	erased := suppression.NewErased(keys)
 	d.Subscribers.Erased, d.Transactional.Erased = erased, erased
