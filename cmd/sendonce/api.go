@@ -145,8 +145,8 @@ func apiDeps(cfg config.Config, sh shared) (httpapi.Deps, *tracking.Service, err
 		From: cfg.SystemFrom, FromName: cfg.SystemFromName, Logger: sh.log})
 	// Single sign-on reaches each account's identity provider through the egress
 	// guard, as senders and event deliveries reach theirs.
-	d.SSO = sso.NewService(pool, sh.credentials, d.Users, d.Sessions, sso.Options{PublicURL: cfg.PublicURL,
-		Guard: egress.Guard{AllowPrivate: cfg.EventAllowPrivate}, AllowHTTP: cfg.EventAllowHTTP, Logger: sh.log})
+	d.SSO = sso.API{Service: sso.NewService(pool, sh.credentials, d.Users, d.Sessions, sso.Options{PublicURL: cfg.PublicURL,
+		Guard: egress.Guard{AllowPrivate: cfg.EventAllowPrivate}, AllowHTTP: cfg.EventAllowHTTP, Logger: sh.log})}
 	wireErasure(&d, keys, inbox)
 	return d, tracker, nil
 }

@@ -33,7 +33,6 @@ import (
 	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/sequence"
 	"github.com/sendonce/sendonce/internal/session"
-	"github.com/sendonce/sendonce/internal/sso"
 	"github.com/sendonce/sendonce/internal/subscriber"
 	"github.com/sendonce/sendonce/internal/template"
 	"github.com/sendonce/sendonce/internal/transactional"
@@ -114,7 +113,7 @@ type Deps struct {
 	Users *user.Service
 	// SSO keeps accounts' single sign-on settings and runs sign-ins through their
 	// identity providers (/sso/start, /sso/callback).
-	SSO *sso.Service
+	SSO SingleSignOn
 
 	// Optional.
 

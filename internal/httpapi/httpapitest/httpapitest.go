@@ -135,8 +135,8 @@ func Deps(t testing.TB, pool *pgxpool.Pool, cfg config.Config) httpapi.Deps {
 	d.Erasure = erasure.API{Service: erasure.NewService(pool, erased)}
 	d.Users = user.NewService(pool, d.Sessions, ring, d.TestSender, user.Options{PublicURL: cfg.PublicURL,
 		From: cfg.SystemFrom, FromName: cfg.SystemFromName, Logger: log})
-	d.SSO = sso.NewService(pool, ring, d.Users, d.Sessions, sso.Options{PublicURL: cfg.PublicURL,
-		Guard: egress.Guard{AllowPrivate: cfg.EventAllowPrivate}, AllowHTTP: cfg.EventAllowHTTP, Logger: log})
+	d.SSO = sso.API{Service: sso.NewService(pool, ring, d.Users, d.Sessions, sso.Options{PublicURL: cfg.PublicURL,
+		Guard: egress.Guard{AllowPrivate: cfg.EventAllowPrivate}, AllowHTTP: cfg.EventAllowHTTP, Logger: log})}
 	d.People, d.Exports = person.API{Service: person.NewService(pool)}, export.NewService(pool)
 	d.Reports = report.API{Service: report.NewService(pool, d.Campaigns)}
 	return d
