@@ -29,7 +29,6 @@ import (
 	"github.com/sendonce/sendonce/internal/operator"
 	"github.com/sendonce/sendonce/internal/optin"
 	"github.com/sendonce/sendonce/internal/postgres"
-	"github.com/sendonce/sendonce/internal/segment"
 	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/sequence"
 	"github.com/sendonce/sendonce/internal/session"
@@ -80,7 +79,7 @@ type Deps struct {
 	Layouts Layouts
 	// Transactional accepts and reads single messages (POST /v1/messages).
 	Transactional *transactional.Service
-	Segments      *segment.Service
+	Segments      Segments
 	// Sequences manages the accounts' sequences and tracked events.
 	Sequences *sequence.Service
 	// Senders manages the accounts' senders.

@@ -114,7 +114,7 @@ func Deps(t testing.TB, pool *pgxpool.Pool, cfg config.Config) httpapi.Deps {
 		Media:         media.API{Service: media.NewService(pool), PublicURL: cfg.PublicURL},
 		Layouts:       layout.API{Service: layout.NewService(pool)},
 		Transactional: messages,
-		Segments:      segment.NewService(pool, cfg.SegmentTimeout),
+		Segments:      segment.API{Service: segment.NewService(pool, cfg.SegmentTimeout)},
 		Sequences:     sequence.NewService(pool),
 		Senders:       senders,
 		Routes:        routes,
