@@ -122,8 +122,8 @@ func apiDeps(cfg config.Config, sh shared) (httpapi.Deps, *tracking.Service, err
 		Domains:       &dnscheck.Checker{Resolver: dnscheck.NewResolver(cfg.DNSServer), CacheTTL: 5 * time.Minute},
 		TestSender:    sh.provider,
 		Events:        events,
-		Optin: optin.NewService(pool, messages, keys, optin.Options{
-			PublicURL: cfg.PublicURL, LinkTTL: cfg.OptinLinkTTL, ResendEvery: cfg.OptinResendInterval}),
+		Optin: optin.API{Service: optin.NewService(pool, messages, keys, optin.Options{
+			PublicURL: cfg.PublicURL, LinkTTL: cfg.OptinLinkTTL, ResendEvery: cfg.OptinResendInterval})},
 		Idempotency: idempotency.NewStore(pool),
 		Sessions:    session.NewService(pool, accounts),
 		Audit:       audit.NewService(pool),

@@ -27,7 +27,6 @@ import (
 	"github.com/sendonce/sendonce/internal/export"
 	"github.com/sendonce/sendonce/internal/idempotency"
 	"github.com/sendonce/sendonce/internal/operator"
-	"github.com/sendonce/sendonce/internal/optin"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/sequence"
@@ -97,7 +96,7 @@ type Deps struct {
 	// Events serves the accounts' events and their endpoints.
 	Events *event.Service
 	// Optin serves the public sign-up form and double opt-in confirmations.
-	Optin *optin.Service
+	Optin SignUps
 	// Idempotency stores Idempotency-Key claims and responses.
 	Idempotency *idempotency.Store
 	// Sessions signs the dashboard in.

@@ -121,8 +121,8 @@ func Deps(t testing.TB, pool *pgxpool.Pool, cfg config.Config) httpapi.Deps {
 		Domains:       &dnscheck.Checker{Resolver: dnscheck.NewResolver(cfg.DNSServer), CacheTTL: 5 * time.Minute},
 		TestSender:    provider.NewLog(log),
 		Events:        events,
-		Optin: optin.NewService(pool, messages, keys, optin.Options{
-			PublicURL: cfg.PublicURL, LinkTTL: cfg.OptinLinkTTL, ResendEvery: cfg.OptinResendInterval}),
+		Optin: optin.API{Service: optin.NewService(pool, messages, keys, optin.Options{
+			PublicURL: cfg.PublicURL, LinkTTL: cfg.OptinLinkTTL, ResendEvery: cfg.OptinResendInterval})},
 		Idempotency: idempotency.NewStore(pool),
 		Sessions:    session.NewService(pool, accounts),
 		Audit:       audit.NewService(pool),
