@@ -110,6 +110,7 @@ func apiDeps(cfg config.Config, sh shared) (httpapi.Deps, *tracking.Service, err
 		Unsubscribe:   unsubscribe.NewService(pool, sh.signer),
 		Webhooks:      webhook.API{Service: hooks},
 		Subscribers:   subscriber.NewService(pool),
+		Suppressions:  suppression.API{Pool: pool},
 		Campaigns:     campaigns,
 		Templates:     template.NewService(pool),
 		Media:         media.API{Service: media.NewServiceIn(pool, sh.media), PublicURL: cfg.PublicURL},

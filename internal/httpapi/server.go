@@ -42,7 +42,8 @@ import (
 // the process, httpapitest for the tests) and NewServer builds none: every field
 // is required unless its comment says otherwise.
 type Deps struct {
-	// Pool answers the readiness probe and the suppression list.
+	// Pool answers the readiness probe and commits the audit entries of requests
+	// that wrote nothing else.
 	Pool     *pgxpool.Pool
 	Logger   *slog.Logger
 	Registry *prometheus.Registry
@@ -62,6 +63,8 @@ type Deps struct {
 	Unsubscribe *unsubscribe.Service
 	Webhooks    Webhooks
 	Subscribers *subscriber.Service
+	// Suppressions are the accounts' suppression lists.
+	Suppressions Suppressions
 	// Erasure erases people (the API and the preference page).
 	Erasure Erasures
 	// People reads a person's activity and data export.
@@ -152,7 +155,7 @@ func (d Deps) required() error {
 	for name, set := range map[string]bool{
 		"Pool": d.Pool != nil, "Logger": d.Logger != nil, "Registry": d.Registry != nil,
 		"OpenAPI": len(d.OpenAPI) > 0, "Reference": d.Reference != nil, "Dashboard": d.Dashboard != nil, "Accounts": d.Accounts != nil, "Operator": d.Operator != nil, "Unsubscribe": d.Unsubscribe != nil,
-		"Webhooks": d.Webhooks != nil, "Subscribers": d.Subscribers != nil, "Campaigns": d.Campaigns != nil,
+		"Webhooks": d.Webhooks != nil, "Subscribers": d.Subscribers != nil, "Suppressions": d.Suppressions != nil, "Campaigns": d.Campaigns != nil,
 		"Templates": d.Templates != nil, "Layouts": d.Layouts != nil, "Transactional": d.Transactional != nil, "Segments": d.Segments != nil,
 		"Sequences": d.Sequences != nil, "Senders": d.Senders != nil, "Bounces": d.Bounces != nil, "Domains": d.Domains != nil,
 		"Routes": d.Routes != nil, "TestSender": d.TestSender != nil, "Events": d.Events != nil,

@@ -109,6 +109,7 @@ func Deps(t testing.TB, pool *pgxpool.Pool, cfg config.Config) httpapi.Deps {
 		Unsubscribe:   unsubscribe.NewService(pool, signer),
 		Webhooks:      webhook.API{Service: hooks},
 		Subscribers:   subscriber.NewService(pool),
+		Suppressions:  suppression.API{Pool: pool},
 		Campaigns:     campaigns,
 		Templates:     template.NewService(pool),
 		Media:         media.API{Service: media.NewService(pool), PublicURL: cfg.PublicURL},
