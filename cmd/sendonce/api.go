@@ -112,7 +112,7 @@ func apiDeps(cfg config.Config, sh shared) (httpapi.Deps, *tracking.Service, err
 		Subscribers:   subscriber.NewService(pool),
 		Suppressions:  suppression.API{Pool: pool},
 		Campaigns:     campaigns,
-		Templates:     template.NewService(pool),
+		Templates:     template.API{Service: template.NewService(pool)},
 		Media:         media.API{Service: media.NewServiceIn(pool, sh.media), PublicURL: cfg.PublicURL},
 		Layouts:       layout.API{Service: layout.NewService(pool)},
 		Transactional: messages,

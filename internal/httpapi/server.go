@@ -32,7 +32,6 @@ import (
 	"github.com/sendonce/sendonce/internal/sequence"
 	"github.com/sendonce/sendonce/internal/session"
 	"github.com/sendonce/sendonce/internal/subscriber"
-	"github.com/sendonce/sendonce/internal/template"
 	"github.com/sendonce/sendonce/internal/transactional"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 	"github.com/sendonce/sendonce/internal/user"
@@ -74,7 +73,7 @@ type Deps struct {
 	Campaigns *campaign.Service
 	// Reports reads campaign reports and account analytics.
 	Reports   Reports
-	Templates *template.Service
+	Templates Templates
 	// Media is the account's image library (/v1/media and the public /media/…).
 	Media MediaLibrary
 	// Layouts keeps the frames Markdown content is rendered into.

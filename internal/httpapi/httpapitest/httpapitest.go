@@ -111,7 +111,7 @@ func Deps(t testing.TB, pool *pgxpool.Pool, cfg config.Config) httpapi.Deps {
 		Subscribers:   subscriber.NewService(pool),
 		Suppressions:  suppression.API{Pool: pool},
 		Campaigns:     campaigns,
-		Templates:     template.NewService(pool),
+		Templates:     template.API{Service: template.NewService(pool)},
 		Media:         media.API{Service: media.NewService(pool), PublicURL: cfg.PublicURL},
 		Layouts:       layout.API{Service: layout.NewService(pool)},
 		Transactional: messages,
