@@ -94,6 +94,10 @@ func apiDeps(cfg config.Config, sh shared) (httpapi.Deps, *tracking.Service, err
 	if err != nil {
 		return httpapi.Deps{}, nil, err
 	}
+	opKey, err := operator.ParseKeyHash(cfg.OperatorKeyHash)
+	if err != nil {
+		return httpapi.Deps{}, nil, err
+	}
 	// Clicks and opens are held in memory and written in batches by the
 	// tracker's flusher (run starts it).
 	tracker := tracking.New(pool, tracking.NewTokens(keys, cfg.PublicURL), tracking.Config{}, sh.log)
@@ -106,7 +110,7 @@ func apiDeps(cfg config.Config, sh shared) (httpapi.Deps, *tracking.Service, err
 		Pool: pool, Logger: sh.log, Registry: sh.reg, OpenAPI: sendonce.OpenAPI, Listener: sh.listener,
 		Reference: reference, Dashboard: dashboard.New(),
 		Accounts:      accounts,
-		Operator:      operator.NewService(pool, accounts),
+		Operator:      operator.API{Service: operator.NewService(pool, accounts), Key: opKey},
 		Unsubscribe:   unsubscribe.NewService(pool, sh.signer),
 		Webhooks:      webhook.API{Service: hooks},
 		Subscribers:   subscriber.NewService(pool),
@@ -173,7 +177,6 @@ func apiOptions(cfg config.Config) httpapi.Options {
 	// trusts nothing rather than something.
 	trusted, _ := cfg.TrustedProxyPrefixes()
 	return httpapi.Options{
-		OperatorKeyHash:           cfg.OperatorKeyHash,
 		PublicURL:                 cfg.PublicURL,
 		Dev:                       cfg.Dev,
 		DashboardOff:              bool(cfg.DashboardOff),

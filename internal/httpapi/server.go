@@ -26,7 +26,6 @@ import (
 	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/export"
 	"github.com/sendonce/sendonce/internal/idempotency"
-	"github.com/sendonce/sendonce/internal/operator"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/sequence"
@@ -56,7 +55,7 @@ type Deps struct {
 	Dashboard Dashboard
 	Accounts  *account.Service
 	// Operator manages accounts as tenants (/operator/v1, the operator key).
-	Operator *operator.Service
+	Operator Operator
 
 	// Opt-outs: one-click unsubscribe (/u/{token}) and provider webhooks.
 	Unsubscribe *unsubscribe.Service
@@ -176,9 +175,6 @@ func (d Deps) required() error {
 // Options are the configuration values the server reads; the caller copies them
 // from its configuration (SENDONCE_* names in docs/configuration.md).
 type Options struct {
-	// OperatorKeyHash is the hex SHA-256 of the operator key (SENDONCE_OPERATOR_KEY_HASH);
-	// empty turns the operator API off.
-	OperatorKeyHash string
 	// PublicURL is the base of the links the server writes (unsubscribe, login).
 	PublicURL string
 	// Dev drops the session cookie's Secure flag (plain-HTTP localhost).
@@ -232,13 +228,11 @@ type Options struct {
 // Server serves the API.
 type Server struct {
 	Deps
-	opts Options
-	// operatorKey gates /operator/v1 (operator.go).
-	operatorKey operator.Key
-	router      chi.Router
-	metrics     *httpMetrics
-	spec        routers.Router
-	limits      *rateLimits
+	opts    Options
+	router  chi.Router
+	metrics *httpMetrics
+	spec    routers.Router
+	limits  *rateLimits
 	// inFlight bounds the API requests worked on at once (shed.go).
 	inFlight *inFlight
 	// authFails limits failed authentications per client address; signInFails
@@ -272,10 +266,6 @@ func NewServer(d Deps, o Options) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	opKey, err := operator.ParseKeyHash(o.OperatorKeyHash)
-	if err != nil {
-		return nil, err
-	}
 	s := &Server{Deps: d, opts: o, router: chi.NewRouter(), metrics: newHTTPMetrics(d.Registry), spec: spec,
 		limits:         newRateLimits(o.APIRatePerSecond, o.APIRateBurst),
 		inFlight:       newInFlight(o.MaxInFlight, o.APIQueueMax, o.APIQueueWait, d.Registry),
@@ -283,7 +273,7 @@ func NewServer(d Deps, o Options) (http.Handler, error) {
 		signInFails:    newAddrLimits(o.SignInEmailFailureRate, o.SignInEmailFailureBurst),
 		signupAddrs:    newKeyedLimits(o.OptinAddrRatePerSecond, o.OptinAddrBurst),
 		signupAccounts: newKeyedLimits(o.OptinAccountRatePerSecond, o.OptinAccountBurst),
-		trusted:        o.TrustedProxies, operatorKey: opKey}
+		trusted:        o.TrustedProxies}
 	d.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "sendonce_event_streams_open", Help: "Event streams (SSE) open in this process.",
 	}, s.streams.open))

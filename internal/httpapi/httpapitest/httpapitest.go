@@ -89,6 +89,10 @@ func Deps(t testing.TB, pool *pgxpool.Pool, cfg config.Config) httpapi.Deps {
 	if err != nil {
 		t.Fatalf("httpapitest: API reference: %v", err)
 	}
+	opKey, err := operator.ParseKeyHash(cfg.OperatorKeyHash)
+	if err != nil {
+		t.Fatalf("httpapitest: %v", err)
+	}
 	campaigns := campaign.NewService(pool)
 	campaigns.Messages = mb
 	accounts := account.NewService(pool)
@@ -105,7 +109,7 @@ func Deps(t testing.TB, pool *pgxpool.Pool, cfg config.Config) httpapi.Deps {
 		Pool: pool, Logger: log, Registry: prometheus.NewRegistry(), OpenAPI: sendonce.OpenAPI,
 		Reference: reference, Dashboard: dashboard.New(),
 		Accounts:      accounts,
-		Operator:      operator.NewService(pool, accounts),
+		Operator:      operator.API{Service: operator.NewService(pool, accounts), Key: opKey},
 		Unsubscribe:   unsubscribe.NewService(pool, signer),
 		Webhooks:      webhook.API{Service: hooks},
 		Subscribers:   subscriber.NewService(pool),
@@ -148,7 +152,6 @@ func Deps(t testing.TB, pool *pgxpool.Pool, cfg config.Config) httpapi.Deps {
 func Options(cfg config.Config) httpapi.Options {
 	trusted, _ := cfg.TrustedProxyPrefixes()
 	return httpapi.Options{
-		OperatorKeyHash:           cfg.OperatorKeyHash,
 		PublicURL:                 cfg.PublicURL,
 		Dev:                       cfg.Dev,
 		DashboardOff:              bool(cfg.DashboardOff),
