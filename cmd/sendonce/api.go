@@ -81,9 +81,9 @@ func mediaStore(cfg config.Config) (media.Store, error) {
 	return media.NewDir(cfg.MediaDir), nil
 }
 
-// apiDeps builds every service the API serves, on the main pool. The tracker's
-// flusher is the caller's to run (tracking.Service.Run).
-func apiDeps(cfg config.Config, sh shared) (httpapi.Deps, error) {
+// apiDeps builds every service the API serves, on the main pool, and returns the
+// tracker: its flusher is the caller's to run (tracking.Service.Run).
+func apiDeps(cfg config.Config, sh shared) (httpapi.Deps, *tracking.Service, error) {
 	pool := sh.pool
 	keys := sh.signer.Ring()
 	accounts := account.NewService(pool)
@@ -92,61 +92,68 @@ func apiDeps(cfg config.Config, sh shared) (httpapi.Deps, error) {
 	events.MaxEndpoints = cfg.EventEndpointsPerAccount
 	reference, err := apidoc.Render(sendonce.OpenAPI)
 	if err != nil {
-		return httpapi.Deps{}, err
+		return httpapi.Deps{}, nil, err
 	}
+	opKey, err := operator.ParseKeyHash(cfg.OperatorKeyHash)
+	if err != nil {
+		return httpapi.Deps{}, nil, err
+	}
+	// Clicks and opens are held in memory and written in batches by the
+	// tracker's flusher (run starts it).
+	tracker := tracking.New(pool, tracking.NewTokens(keys, cfg.PublicURL), tracking.Config{}, sh.log)
 	campaigns := campaign.NewService(pool)
 	campaigns.Messages = sh.messages
+	hooks := webhook.NewService(pool, webhook.Options{
+		SoftBounceLimit: cfg.SoftBounceLimit, SoftBounceWindow: cfg.SoftBounceWindow,
+	})
 	d := httpapi.Deps{
 		Pool: pool, Logger: sh.log, Registry: sh.reg, OpenAPI: sendonce.OpenAPI, Listener: sh.listener,
 		Reference: reference, Dashboard: dashboard.New(),
-		Accounts:    accounts,
-		Operator:    operator.NewService(pool, accounts),
-		Unsubscribe: unsubscribe.NewService(pool, sh.signer),
-		Webhooks: webhook.NewService(pool, webhook.Options{
-			SoftBounceLimit: cfg.SoftBounceLimit, SoftBounceWindow: cfg.SoftBounceWindow,
-		}),
+		Accounts:      accounts,
+		Operator:      operator.API{Service: operator.NewService(pool, accounts), Key: opKey},
+		Unsubscribe:   unsubscribe.NewService(pool, sh.signer),
+		Webhooks:      webhook.API{Service: hooks},
 		Subscribers:   subscriber.NewService(pool),
+		Suppressions:  suppression.API{Pool: pool},
 		Campaigns:     campaigns,
-		Templates:     template.NewService(pool),
-		Media:         media.NewServiceIn(pool, sh.media),
-		Layouts:       layout.NewService(pool),
+		Templates:     template.API{Service: template.NewService(pool)},
+		Media:         media.API{Service: media.NewServiceIn(pool, sh.media), PublicURL: cfg.PublicURL},
+		Layouts:       layout.API{Service: layout.NewService(pool)},
 		Transactional: messages,
-		Segments:      segment.NewService(pool, cfg.SegmentTimeout),
+		Segments:      segment.API{Service: segment.NewService(pool, cfg.SegmentTimeout)},
 		Sequences:     sequence.NewService(pool),
 		Senders:       sh.senders,
 		Routes:        sh.routes,
 		Domains:       &dnscheck.Checker{Resolver: dnscheck.NewResolver(cfg.DNSServer), CacheTTL: 5 * time.Minute},
 		TestSender:    sh.provider,
 		Events:        events,
-		Optin: optin.NewService(pool, messages, keys, optin.Options{
-			PublicURL: cfg.PublicURL, LinkTTL: cfg.OptinLinkTTL, ResendEvery: cfg.OptinResendInterval}),
+		Optin: optin.API{Service: optin.NewService(pool, messages, keys, optin.Options{
+			PublicURL: cfg.PublicURL, LinkTTL: cfg.OptinLinkTTL, ResendEvery: cfg.OptinResendInterval})},
 		Idempotency: idempotency.NewStore(pool),
 		Sessions:    session.NewService(pool, accounts),
 		Audit:       audit.NewService(pool),
-		// Clicks and opens are held in memory and written in batches by the
-		// tracker's flusher (run starts it).
-		Tracking: tracking.New(pool, tracking.NewTokens(keys, cfg.PublicURL), tracking.Config{}, sh.log),
+		Tracking:    tracking.API{Service: tracker},
 	}
 	// `sendonce dev` shows what the log provider "sent" in the dashboard.
 	var inbox *devinbox.Service
 	if lp, ok := sh.provider.(*provider.Log); ok && cfg.Dev {
 		inbox = devinbox.OverLog(pool, lp)
-		d.DevInbox = inbox
+		d.DevInbox = devinbox.API{Service: inbox}
 	}
-	d.Reports = report.NewService(pool, d.Campaigns)
+	d.Reports = report.API{Service: report.NewService(pool, d.Campaigns)}
 	// The bounce mailbox settings (the executor's side reads the mailboxes).
-	d.Bounces = bounce.NewService(pool, sh.credentials, bounce.NewVERP(keys), d.Webhooks,
-		bounce.Options{Guard: egress.Guard{AllowPrivate: cfg.EventAllowPrivate}})
+	d.Bounces = bounce.API{Service: bounce.NewService(pool, sh.credentials, bounce.NewVERP(keys), hooks,
+		bounce.Options{Guard: egress.Guard{AllowPrivate: cfg.EventAllowPrivate}})}
 	// The service's own mail (invitations, sign-in links) goes through the
 	// deployment's provider, as test sends do.
 	d.Users = user.NewService(pool, d.Sessions, sh.credentials, sh.provider, user.Options{PublicURL: cfg.PublicURL,
 		From: cfg.SystemFrom, FromName: cfg.SystemFromName, Logger: sh.log})
 	// Single sign-on reaches each account's identity provider through the egress
 	// guard, as senders and event deliveries reach theirs.
-	d.SSO = sso.NewService(pool, sh.credentials, d.Users, d.Sessions, sso.Options{PublicURL: cfg.PublicURL,
-		Guard: egress.Guard{AllowPrivate: cfg.EventAllowPrivate}, AllowHTTP: cfg.EventAllowHTTP, Logger: sh.log})
+	d.SSO = sso.API{Service: sso.NewService(pool, sh.credentials, d.Users, d.Sessions, sso.Options{PublicURL: cfg.PublicURL,
+		Guard: egress.Guard{AllowPrivate: cfg.EventAllowPrivate}, AllowHTTP: cfg.EventAllowHTTP, Logger: sh.log})}
 	wireErasure(&d, keys, inbox)
-	return d, nil
+	return d, tracker, nil
 }
 
 // wireErasure builds the erasure, person and export services and hands the
@@ -156,11 +163,12 @@ func apiDeps(cfg config.Config, sh shared) (httpapi.Deps, error) {
 func wireErasure(d *httpapi.Deps, keys *token.Ring, inbox *devinbox.Service) {
 	erased := suppression.NewErased(keys)
 	d.Subscribers.Erased, d.Transactional.Erased = erased, erased
-	d.Erasure = erasure.NewService(d.Pool, erased)
+	eraser := erasure.NewService(d.Pool, erased)
 	if inbox != nil {
-		d.Erasure.Memory = inbox
+		eraser.Memory = inbox
 	}
-	d.People, d.Exports = person.NewService(d.Pool), export.NewService(d.Pool)
+	d.Erasure = erasure.API{Service: eraser}
+	d.People, d.Exports = person.API{Service: person.NewService(d.Pool)}, export.NewService(d.Pool)
 }
 
 // apiOptions copies the configuration values the API reads.
@@ -169,7 +177,6 @@ func apiOptions(cfg config.Config) httpapi.Options {
 	// trusts nothing rather than something.
 	trusted, _ := cfg.TrustedProxyPrefixes()
 	return httpapi.Options{
-		OperatorKeyHash:           cfg.OperatorKeyHash,
 		PublicURL:                 cfg.PublicURL,
 		Dev:                       cfg.Dev,
 		DashboardOff:              bool(cfg.DashboardOff),

@@ -165,7 +165,7 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 		if err != nil {
 			return starting(err)
 		}
-		deps, err := apiDeps(cfg, shared{pool: pool, log: log, reg: reg, listener: listener, signer: signer, credentials: ring,
+		deps, tracker, err := apiDeps(cfg, shared{pool: pool, log: log, reg: reg, listener: listener, signer: signer, credentials: ring,
 			senders: senders, routes: routes, provider: p, messages: mb, media: blobs})
 		if err != nil {
 			return err
@@ -173,7 +173,6 @@ func run(ctx context.Context, cfg config.Config, opts Options, stdout, stderr io
 		// Clicks and opens are held in memory and written in batches by this
 		// flusher; the hits still held at shutdown are written after the HTTP
 		// server stops (a crash loses at most the last second or two of them).
-		tracker := deps.Tracking
 		if err := tracker.Register(reg); err != nil {
 			return err
 		}

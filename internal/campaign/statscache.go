@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/singleflight"
+
+	"github.com/sendonce/sendonce/internal/testsignal"
 )
 
 // StatsTTL is how old the cached counts of GET /v1/campaigns/{id}/stats may be.
@@ -54,6 +56,9 @@ type statsCache struct {
 	entries map[statsKey]statsEntry
 	// group makes concurrent misses for one campaign and status share a single count.
 	group singleflight.Group
+	// refreshed: a background recount ended, stored or failed; the campaign's id
+	// (tests wait on it rather than poll; production never initialises it).
+	refreshed testsignal.Signal[int64]
 }
 
 func newStatsCache(now func() time.Time, ttl time.Duration) *statsCache {
@@ -78,6 +83,7 @@ func (c *statsCache) get(ctx context.Context, k statsKey, status string, load fu
 				if _, err := c.load(bg, k, status, load); err != nil {
 					c.refreshFailed(k)
 				}
+				c.refreshed.Signal(k.campaignID)
 			}()
 		}
 		return m, nil

@@ -73,7 +73,7 @@ func TestBlocksCampaignGoesOut(t *testing.T) {
 
 	e := newExecutor(t, pool, p, Config{Tick: 50 * time.Millisecond, Workers: 2, BatchSize: 10, Poll: 20 * time.Millisecond})
 	runUntil(t, e)
-	require.Eventually(t, func() bool { return f.status(c.ID) == "sent" }, time.Minute, 20*time.Millisecond)
+	waitSent(t, f, e, c.ID)
 	msgs := s.Messages()
 	require.Len(t, msgs, 3)
 	for _, m := range msgs {

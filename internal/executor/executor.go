@@ -482,6 +482,8 @@ type testSignals struct {
 	claimed testsignal.Signal[claimSignal]
 	// finished: a campaign was marked sent (finish); its id.
 	finished testsignal.Signal[int64]
+	// started: a campaign's build committed and it is sending (startCampaign); its id.
+	started testsignal.Signal[int64]
 }
 
 // claimSignal is one claim of a campaign: the rows it took, and the date it
@@ -496,6 +498,7 @@ type claimSignal struct {
 func (s *testSignals) Init() {
 	s.claimed.Init()
 	s.finished.Init()
+	s.started.Init()
 }
 
 func signal(c chan struct{}) {

@@ -207,6 +207,7 @@ func newExecutor(t *testing.T, pool *pgxpool.Pool, p Provider, cfg Config) *Exec
 	e, err := New(pool, p, cfg, nil, nil)
 	require.NoError(t, err)
 	e.signals.finished.Init() // a campaign at a time: waitSent reads them
+	e.signals.started.Init()  // waitStarted reads them
 	t.Cleanup(func() {
 		o := invariant.Options{KeptCounters: true}
 		if f, ok := p.(*fakeProvider); ok {
@@ -223,6 +224,14 @@ func waitSent(t *testing.T, f fixture, e *Executor, c int64) {
 	t.Helper()
 	e.signals.finished.WaitFor(t, func(id int64) bool { return id == c })
 	require.Equal(t, "sent", f.status(c))
+}
+
+// waitStarted waits for e to start campaign c (its started signal: the build
+// committed), then checks the campaign reads sending.
+func waitStarted(t *testing.T, f fixture, e *Executor, c int64) {
+	t.Helper()
+	e.signals.started.WaitFor(t, func(id int64) bool { return id == c })
+	require.Equal(t, "sending", f.status(c))
 }
 
 // waitNothingDue waits until e has claimed campaign c on the date at (or later),

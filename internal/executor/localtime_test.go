@@ -103,7 +103,7 @@ func TestLocalTimeDelivery(t *testing.T) {
 			require.NoError(t, first.Stop(context.Background()))
 		}
 	})
-	require.Eventually(t, func() bool { return f.status(c) == "sending" }, 30*time.Second, 10*time.Millisecond)
+	waitStarted(t, f, first, c)
 
 	// Each row is due at its own instant.
 	rows, err := pool.Query(ctx, `SELECT regexp_replace(email_lower, '[0-9]+@.*$', ''), next_attempt_at

@@ -76,7 +76,7 @@ func TestDomainLimitPacesOnlyItsGroup(t *testing.T) {
 	require.EqualValues(t, 60, f.start(c))
 	start := time.Now()
 	runUntil(t, e)
-	require.Eventually(t, func() bool { return f.status(c) == "sent" }, 30*time.Second, 20*time.Millisecond)
+	waitSent(t, f, e, c)
 	gmail := append(st.of("gmail.com"), st.of("googlemail.com")...)
 	require.Len(t, gmail, 40)
 	first, last := gmail[0], gmail[0]
@@ -130,7 +130,7 @@ func TestDeferralRestsItsGroup(t *testing.T) {
 	require.EqualValues(t, 40, f.start(c))
 	start := time.Now()
 	runUntil(t, e)
-	require.Eventually(t, func() bool { return f.status(c) == "sent" }, 30*time.Second, 20*time.Millisecond)
+	waitSent(t, f, e, c)
 	other := st.of("example.org")
 	require.Len(t, other, 20)
 	require.Less(t, other[len(other)-1].Sub(start), 2*time.Second, "example.org waited behind yahoo")
@@ -186,7 +186,7 @@ func TestWarmupCapHoldsRowsToTheNextDay(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	require.Len(t, p.delivered(), 5, "sent above the day's cap")
 	clk.Add(12 * time.Hour)
-	require.Eventually(t, func() bool { return f.status(c) == "sent" }, 20*time.Second, 20*time.Millisecond)
+	waitSent(t, f, e, c)
 	require.Len(t, p.delivered(), 12)
 	require.EqualValues(t, 7, f.int64(`SELECT used FROM sender_warmup_usage WHERE day = '2030-01-02'`))
 }

@@ -97,8 +97,9 @@ func TestPoolFailsOverOnlyRowsNotAccepted(t *testing.T) {
 		// none; its lost answers are the unknown rows, which may or may not have).
 		invariant.Require(t, f.pool, invariant.Options{KeptCounters: true, Delivered: secondary.delivered()})
 	})
+	e.signals.finished.Init()
 	runUntil(t, e)
-	require.Eventually(t, func() bool { return f.status(c) == "sent" }, time.Minute, 20*time.Millisecond)
+	waitSent(t, f, e, c)
 
 	pc, pa, _ := primary.snapshot()
 	_, sa, _ := secondary.snapshot()

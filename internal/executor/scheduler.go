@@ -157,6 +157,7 @@ func (e *Executor) startCampaign(ctx context.Context, id int64) (bool, error) {
 		return false, err
 	}
 	e.log.Info("campaign started", "campaign_id", id, "recipients", b.Rows)
+	e.signals.started.Signal(id)
 	return true, nil
 }
 

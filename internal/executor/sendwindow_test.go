@@ -40,8 +40,8 @@ func TestSendWindowHoldsRows(t *testing.T) {
 			require.NoError(t, first.Stop(context.Background()))
 		}
 	})
-	require.Eventually(t, func() bool { return f.status(c) == "sending" }, 30*time.Second, 10*time.Millisecond)
-	require.Eventually(t, func() bool { return f.counts(c)["queued"] == 25 }, 30*time.Second, 10*time.Millisecond)
+	waitStarted(t, f, first, c)
+	require.Equal(t, 25, f.counts(c)["queued"])
 	// Nothing to wait on: a shut window makes no claim (no signal); ten polls pass.
 	time.Sleep(200 * time.Millisecond)
 	require.Zero(t, f.counts(c)["sent"])

@@ -1,21 +1,17 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/sendonce/sendonce/api"
-	"github.com/sendonce/sendonce/internal/bounce"
 )
 
-func toAPIBounceMailbox(m bounce.Mailbox) api.BounceMailbox {
-	out := api.BounceMailbox{Host: m.Host, Port: m.Port, Security: api.BounceMailboxSecurity(m.Security),
-		Username: m.Username, Folder: m.Folder, Enabled: m.Enabled, LastPollAt: m.LastPollAt, LastError: m.LastError,
-		LastConnectedAt: m.LastConnectedAt, Processed: m.Processed}
-	if m.Mode != "" {
-		mode := api.BounceMailboxMode(m.Mode)
-		out.Mode = &mode
-	}
-	return out
+// BounceMailboxes keeps the accounts' bounce mailbox settings (bounce.API).
+type BounceMailboxes interface {
+	Get(ctx context.Context, accountID int64) (api.BounceMailbox, error)
+	Put(ctx context.Context, accountID int64, in api.BounceMailboxInput) (api.BounceMailbox, error)
+	Delete(ctx context.Context, accountID int64) error
 }
 
 // getBounceMailbox answers GET /v1/bounce-mailbox.
@@ -24,7 +20,7 @@ func (s *Server) getBounceMailbox(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, toAPIBounceMailbox(m))
+	return encode(w, http.StatusOK, m)
 }
 
 // putBounceMailbox answers PUT /v1/bounce-mailbox.
@@ -33,13 +29,11 @@ func (s *Server) putBounceMailbox(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	m, err := s.Bounces.Put(r.Context(), accountID(r), bounce.MailboxInput{Host: in.Host, Port: in.Port,
-		Security: unset(in.Security), Username: in.Username, Password: unset(in.Password), Folder: unset(in.Folder),
-		Enabled: in.Enabled})
+	m, err := s.Bounces.Put(r.Context(), accountID(r), in)
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, toAPIBounceMailbox(m))
+	return encode(w, http.StatusOK, m)
 }
 
 // deleteBounceMailbox answers DELETE /v1/bounce-mailbox.

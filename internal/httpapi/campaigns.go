@@ -24,7 +24,7 @@ func toAPICampaign(c campaign.Campaign) api.Campaign {
 		CancelledAt: c.CancelledAt, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
 		SenderId: c.SenderID, PoolId: c.PoolID, PausedReason: c.PausedReason, FailedReason: c.FailedReason,
 		TrackClicks: c.TrackClicks, TrackOpens: c.TrackOpens, Archive: c.Archive,
-		Attachments: toAPIAttachments(c.Attachments), CreatedBy: createdBy(c),
+		Attachments: attachment.ToAPI(c.Attachments), CreatedBy: createdBy(c),
 		ContentType: (*api.CampaignContentType)(&c.ContentType), Markdown: &c.Markdown, Blocks: toAPIDesign(c.Blocks), LayoutId: c.LayoutID, DeliverAtLocal: c.DeliverAtLocal,
 		SendWindow: toAPISendWindow(c.SendWindow)}
 }
@@ -53,30 +53,6 @@ func fromAPISendWindow(w *api.SendWindow) *campaign.SendWindow {
 		out.Days[i] = string(d)
 	}
 	return out
-}
-
-// toAPIAttachments describes stored files; nil (a listing) leaves the field out.
-func toAPIAttachments(in []attachment.Info) *[]api.Attachment {
-	if in == nil {
-		return nil
-	}
-	out := make([]api.Attachment, len(in))
-	for i, a := range in {
-		out[i] = api.Attachment{Filename: a.Filename, ContentType: a.ContentType, ContentId: a.ContentID, Size: a.Size, Sha256: a.SHA256}
-	}
-	return &out
-}
-
-// fromAPIAttachments is the files of a request; nil when the field is absent.
-func fromAPIAttachments(in *[]api.AttachmentCreate) *[]attachment.Input {
-	if in == nil {
-		return nil
-	}
-	out := make([]attachment.Input, len(*in))
-	for i, a := range *in {
-		out[i] = attachment.Input{Filename: a.Filename, Content: a.Content, ContentType: deref(a.ContentType), ContentID: deref(a.ContentId)}
-	}
-	return &out
 }
 
 func policyPtr(p *api.AmbiguousPolicy) *string {
@@ -132,7 +108,7 @@ func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request) error {
 		HTMLTemplate: in.HtmlTemplate, TextTemplate: in.TextTemplate, Language: in.Language, ListIDs: in.ListIds,
 		AmbiguousPolicy: policyPtr(in.AmbiguousPolicy), TemplateID: in.TemplateId, SegmentID: in.SegmentId, SenderID: in.SenderId, PoolID: in.PoolId,
 		TrackClicks: in.TrackClicks, TrackOpens: in.TrackOpens, Archive: in.Archive,
-		Attachments: fromAPIAttachments(in.Attachments),
+		Attachments: attachment.FromAPI(in.Attachments),
 		ContentType: enumString(in.ContentType), Markdown: in.Markdown, Blocks: raw(in.Blocks), LayoutID: in.LayoutId, DeliverAtLocal: in.DeliverAtLocal,
 		SendWindow: fromAPISendWindow(in.SendWindow),
 	})
@@ -191,7 +167,7 @@ func (s *Server) updateCampaign(w http.ResponseWriter, r *http.Request) error {
 		HTMLTemplate: in.HtmlTemplate, TextTemplate: in.TextTemplate, Language: in.Language, ListIDs: in.ListIds,
 		AmbiguousPolicy: policyPtr(in.AmbiguousPolicy), TemplateID: in.TemplateId, SegmentID: in.SegmentId, SenderID: in.SenderId, PoolID: in.PoolId,
 		TrackClicks: in.TrackClicks, TrackOpens: in.TrackOpens, Archive: in.Archive,
-		Attachments: fromAPIAttachments(in.Attachments),
+		Attachments: attachment.FromAPI(in.Attachments),
 		ContentType: enumString(in.ContentType), Markdown: in.Markdown, Blocks: raw(in.Blocks), LayoutID: in.LayoutId, DeliverAtLocal: in.DeliverAtLocal,
 		SendWindow: fromAPISendWindow(in.SendWindow), ClearSendWindow: nulls["send_window"],
 	})
@@ -283,7 +259,7 @@ func (s *Server) campaignStats(w http.ResponseWriter, r *http.Request) error {
 		skipped = &api.BuildSkips{Suppressed: *st.SkippedSuppressed, Unconfirmed: *st.SkippedUnconfirmed}
 	}
 	return encode(w, http.StatusOK, api.CampaignStats{CampaignId: st.CampaignID, Status: api.CampaignStatus(st.Status),
-		Total: st.Total, StartedAt: st.StartedAt, FinishedAt: st.FinishedAt, Skipped: skipped, Engagement: toAPIEngagement(eng),
+		Total: st.Total, StartedAt: st.StartedAt, FinishedAt: st.FinishedAt, Skipped: skipped, Engagement: eng,
 		Counts: api.SendCounts{Queued: c["queued"], Sending: c["sending"], Sent: c["sent"], Failed: c["failed"],
 			Suppressed: c["suppressed"], Cancelled: c["cancelled"], Unknown: c["unknown"]}})
 }

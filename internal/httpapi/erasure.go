@@ -1,15 +1,23 @@
 package httpapi
 
 import (
-	"errors"
+	"context"
 	"net/http"
 	"strconv"
 
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/apperr"
-	"github.com/sendonce/sendonce/internal/erasure"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 )
+
+// Erasures erase people (erasure.API).
+type Erasures interface {
+	EraseSubscriber(ctx context.Context, accountID, subscriberID int64, requestedBy string) (api.Erasure, error)
+	EraseAddress(ctx context.Context, accountID int64, email, requestedBy string) (api.Erasure, error)
+	// InFlight tells whether an erasure's error says a send to the person is in a
+	// provider's hands (retry in a minute).
+	InFlight(err error) bool
+}
 
 // erasureRetryAfter is the Retry-After of an erasure waiting for a send in flight:
 // a row in flight is settled within a lease or a few heartbeats.
@@ -29,13 +37,8 @@ func (s *Server) eraseSubscriber(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.Logger.InfoContext(r.Context(), "subscriber erased", "account", accountID(r), "subscriber", id, "erasure", res.ID)
-	return encode(w, http.StatusOK, toAPIErasure(res))
-}
-
-func toAPIErasure(e erasure.Result) api.Erasure {
-	return api.Erasure{Id: e.ID, SubscriberId: e.SubscriberID, Status: api.ErasureStatus(e.Status),
-		RequestedBy: e.RequestedBy, Counts: e.Counts, CreatedAt: e.CreatedAt, CompletedAt: e.CompletedAt}
+	s.Logger.InfoContext(r.Context(), "subscriber erased", "account", accountID(r), "subscriber", id, "erasure", res.Id)
+	return encode(w, http.StatusOK, res)
 }
 
 // personalData answers the preference page's requests about the person's data,
@@ -70,13 +73,13 @@ func (s *Server) personalData(w http.ResponseWriter, r *http.Request, token, act
 	if err != nil {
 		return unsubscribeError(w, err)
 	}
-	var res erasure.Result
+	var res api.Erasure
 	if rec.Kind == unsubscribe.KindMessage {
 		res, err = s.Erasure.EraseAddress(ctx, rec.AccountID, rec.Email, "self-service")
 	} else {
 		res, err = s.Erasure.EraseSubscriber(ctx, rec.AccountID, rec.SubscriberID, "self-service")
 	}
-	if errors.Is(err, erasure.ErrInFlight) {
+	if s.Erasure.InFlight(err) {
 		p, perr := s.Unsubscribe.Preferences(ctx, token)
 		if perr != nil {
 			return unsubscribeError(w, perr)
@@ -88,7 +91,7 @@ func (s *Server) personalData(w http.ResponseWriter, r *http.Request, token, act
 	if err != nil {
 		return err
 	}
-	s.Logger.InfoContext(ctx, "subscriber erased", "account", rec.AccountID, "erasure", res.ID, "requested_by", "self-service")
+	s.Logger.InfoContext(ctx, "subscriber erased", "account", rec.AccountID, "erasure", res.Id, "requested_by", "self-service")
 	writeHTML(w, unsubscribe.ErasedPage(rec.Language))
 	return nil
 }

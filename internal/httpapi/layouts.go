@@ -1,34 +1,19 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/sendonce/sendonce/api"
-	"github.com/sendonce/sendonce/internal/layout"
 )
 
-func toAPILayout(l layout.Layout) api.Layout {
-	return api.Layout{Id: l.ID, Name: l.Name, Html: l.HTML, Text: l.Text, Header: l.Header, Footer: l.Footer,
-		Brand: api.LayoutBrand{Primary: nonEmpty(l.Brand.Primary), Background: nonEmpty(l.Brand.Background),
-			Text: nonEmpty(l.Brand.Text), Link: nonEmpty(l.Brand.Link)},
-		Default: l.Default, CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt}
-}
-
-// nonEmpty is s, or nil when s is empty (left out of the JSON).
-func nonEmpty(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
-// layoutFields are the layout.Fields of a create or an update.
-func layoutFields(name, html, text, header, footer *string, brand *api.LayoutBrand, def *bool) layout.Fields {
-	f := layout.Fields{Name: name, HTML: html, Text: text, Header: header, Footer: footer, Default: def}
-	if brand != nil {
-		f.BrandPrimary, f.BrandBackground, f.BrandText, f.BrandLink = brand.Primary, brand.Background, brand.Text, brand.Link
-	}
-	return f
+// Layouts keeps the frames Markdown content is rendered into (layout.API).
+type Layouts interface {
+	List(ctx context.Context, accountID, afterID int64, limit int) ([]api.Layout, error)
+	Create(ctx context.Context, accountID int64, in api.LayoutCreate) (api.Layout, error)
+	Get(ctx context.Context, accountID, id int64) (api.Layout, error)
+	Update(ctx context.Context, accountID, id int64, in api.LayoutUpdate) (api.Layout, error)
+	Delete(ctx context.Context, accountID, id int64) error
 }
 
 // enumString reads an optional enum of the wire types as a string.
@@ -49,12 +34,8 @@ func (s *Server) listLayouts(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rows, next := pageOf(r, "layouts", p, rows, func(x layout.Layout) cursor { return cursor{ID: x.ID} })
-	out := api.LayoutPage{Data: make([]api.Layout, len(rows)), NextCursor: next}
-	for i, x := range rows {
-		out.Data[i] = toAPILayout(x)
-	}
-	return encode(w, http.StatusOK, out)
+	rows, next := pageOf(r, "layouts", p, rows, func(x api.Layout) cursor { return cursor{ID: x.Id} })
+	return encode(w, http.StatusOK, api.LayoutPage{Data: rows, NextCursor: next})
 }
 
 func (s *Server) createLayout(w http.ResponseWriter, r *http.Request) error {
@@ -62,11 +43,11 @@ func (s *Server) createLayout(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	l, err := s.Layouts.Create(r.Context(), accountID(r), layoutFields(&in.Name, &in.Html, in.Text, in.Header, in.Footer, in.Brand, in.Default))
+	l, err := s.Layouts.Create(r.Context(), accountID(r), in)
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusCreated, toAPILayout(l))
+	return encode(w, http.StatusCreated, l)
 }
 
 func (s *Server) getLayout(w http.ResponseWriter, r *http.Request) error {
@@ -78,7 +59,7 @@ func (s *Server) getLayout(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, toAPILayout(l))
+	return encode(w, http.StatusOK, l)
 }
 
 func (s *Server) updateLayout(w http.ResponseWriter, r *http.Request) error {
@@ -90,11 +71,11 @@ func (s *Server) updateLayout(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	l, err := s.Layouts.Update(r.Context(), accountID(r), id, layoutFields(in.Name, in.Html, in.Text, in.Header, in.Footer, in.Brand, in.Default))
+	l, err := s.Layouts.Update(r.Context(), accountID(r), id, in)
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, toAPILayout(l))
+	return encode(w, http.StatusOK, l)
 }
 
 func (s *Server) deleteLayout(w http.ResponseWriter, r *http.Request) error {

@@ -1,25 +1,34 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"io"
 	"mime"
 	"net/http"
-	"strings"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/apperr"
-	"github.com/sendonce/sendonce/internal/media"
 )
+
+// MediaLibrary is the accounts' image libraries (media.API): images are answered
+// with their addresses under the account's public id.
+type MediaLibrary interface {
+	// MaxBytes is the largest image an upload may carry.
+	MaxBytes() int
+	Upload(ctx context.Context, accountID int64, publicID, name, declared string, body []byte) (m api.Media, created bool, err error)
+	List(ctx context.Context, accountID int64, publicID string, beforeID *int64, limit int) ([]api.Media, error)
+	Get(ctx context.Context, accountID int64, publicID string, id int64) (api.Media, error)
+	Delete(ctx context.Context, accountID, id int64, publicID string) error
+	// Public is an image's type and bytes, by its public address.
+	Public(ctx context.Context, publicID, file string) (contentType string, body []byte, err error)
+}
 
 // mediaPath is the upload route, whose body (an image's bytes) the handler
 // reads itself: it is binary, not the text the validator checks.
 const mediaPath = "/v1/media"
-
-// mediaMaxBody is the upload's body limit: one image and nothing else.
-const mediaMaxBody = media.MaxBytes
 
 // publicID is the account's public id, the prefix of its images' addresses.
 func (s *Server) publicID(r *http.Request) (string, error) {
@@ -28,13 +37,6 @@ func (s *Server) publicID(r *http.Request) (string, error) {
 		return "", err
 	}
 	return a.PublicID, nil
-}
-
-func (s *Server) toAPIMedia(m media.Media, publicID string) api.Media {
-	base := strings.TrimSuffix(s.opts.PublicURL, "/")
-	return api.Media{Id: m.ID, Name: m.Name, ContentType: api.MediaContentType(m.ContentType), Width: m.Width,
-		Height: m.Height, Size: m.Size, Sha256: m.SHA256, Url: base + m.Path(publicID),
-		ThumbnailUrl: base + m.ThumbnailPath(publicID), CreatedAt: m.CreatedAt}
 }
 
 // uploadMedia stores the body as an image of the library: 201, or 200 with the
@@ -51,7 +53,7 @@ func (s *Server) uploadMedia(w http.ResponseWriter, r *http.Request) error {
 	admitted := awayFromSlot(r, func() { body, err = io.ReadAll(r.Body) })
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			return apperr.New(apperr.TooLarge, "an image is at most %d bytes", media.MaxBytes)
+			return apperr.New(apperr.TooLarge, "an image is at most %d bytes", s.Media.MaxBytes())
 		}
 		return err
 	}
@@ -59,11 +61,11 @@ func (s *Server) uploadMedia(w http.ResponseWriter, r *http.Request) error {
 		s.shedRequest(w, r)
 		return nil
 	}
-	m, created, err := s.Media.Upload(r.Context(), accountID(r), r.URL.Query().Get("name"), ct, body)
+	pub, err := s.publicID(r)
 	if err != nil {
 		return err
 	}
-	pub, err := s.publicID(r)
+	m, created, err := s.Media.Upload(r.Context(), accountID(r), pub, r.URL.Query().Get("name"), ct, body)
 	if err != nil {
 		return err
 	}
@@ -71,7 +73,7 @@ func (s *Server) uploadMedia(w http.ResponseWriter, r *http.Request) error {
 	if created {
 		status = http.StatusCreated
 	}
-	return encode(w, status, s.toAPIMedia(m, pub))
+	return encode(w, status, m)
 }
 
 func (s *Server) listMedia(w http.ResponseWriter, r *http.Request) error {
@@ -83,20 +85,16 @@ func (s *Server) listMedia(w http.ResponseWriter, r *http.Request) error {
 	if p.AfterID > 0 {
 		before = &p.AfterID
 	}
-	rows, err := s.Media.List(r.Context(), accountID(r), before, p.Limit+1)
-	if err != nil {
-		return err
-	}
 	pub, err := s.publicID(r)
 	if err != nil {
 		return err
 	}
-	rows, next := pageOf(r, "media", p, rows, func(m media.Media) cursor { return cursor{ID: m.ID} })
-	out := api.MediaPage{Data: make([]api.Media, len(rows)), NextCursor: next}
-	for i, m := range rows {
-		out.Data[i] = s.toAPIMedia(m, pub)
+	rows, err := s.Media.List(r.Context(), accountID(r), pub, before, p.Limit+1)
+	if err != nil {
+		return err
 	}
-	return encode(w, http.StatusOK, out)
+	rows, next := pageOf(r, "media", p, rows, func(m api.Media) cursor { return cursor{ID: m.Id} })
+	return encode(w, http.StatusOK, api.MediaPage{Data: rows, NextCursor: next})
 }
 
 func (s *Server) getMedia(w http.ResponseWriter, r *http.Request) error {
@@ -104,15 +102,15 @@ func (s *Server) getMedia(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.Media.Get(r.Context(), accountID(r), id)
-	if err != nil {
-		return err
-	}
 	pub, err := s.publicID(r)
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, s.toAPIMedia(m, pub))
+	m, err := s.Media.Get(r.Context(), accountID(r), pub, id)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, m)
 }
 
 func (s *Server) deleteMedia(w http.ResponseWriter, r *http.Request) error {

@@ -41,7 +41,7 @@ func setupMessageTracking(t *testing.T) msgTrackEnv {
 	e := setupDeps(t, func(d *httpapi.Deps) {
 		d.Unsubscribe = unsubscribe.NewService(d.Pool, signer)
 		svc = tracking.New(d.Pool, tokens, tracking.Config{}, nil)
-		d.Tracking = svc
+		d.Tracking = tracking.API{Service: svc}
 	}, func(c *config.Config) { c.PublicURL = "https://mail.example.com" })
 	b := transactional.Builder{Messages: render.NewRandomBuilder(),
 		Tracking: func(accountID, streamID, sendID, messageID int64, links int, clicks, opens bool) (func(int) string, string) {

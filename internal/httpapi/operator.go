@@ -9,8 +9,26 @@ import (
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/logging"
-	"github.com/sendonce/sendonce/internal/operator"
 )
+
+// Operator manages accounts as tenants behind the operator key (operator.API).
+type Operator interface {
+	// KeyEnabled reports whether an operator key is configured; KeyMatches, in
+	// constant time, whether token is it.
+	KeyEnabled() bool
+	KeyMatches(token string) bool
+	// WithOrigin returns ctx whose actions are recorded in the account's audit
+	// log as coming from the request id and the source address.
+	WithOrigin(ctx context.Context, requestID, sourceAddr string) context.Context
+	List(ctx context.Context, after int64, limit int32) ([]api.OperatorAccount, error)
+	// Create makes an account and its first API key (quotas nil: the defaults).
+	Create(ctx context.Context, name string, quotas *api.Quotas) (a api.OperatorAccount, apiKey string, err error)
+	Get(ctx context.Context, id int64) (api.OperatorAccount, error)
+	SetQuotas(ctx context.Context, id int64, q api.Quotas) (api.OperatorAccount, error)
+	Suspend(ctx context.Context, id int64) (api.OperatorAccount, error)
+	Resume(ctx context.Context, id int64) (api.OperatorAccount, error)
+	Delete(ctx context.Context, id int64) error
+}
 
 // operatorAccounts is the listing name of the operator's account cursor (bound to
 // account 0: no tenant's).
@@ -29,19 +47,18 @@ func (s *Server) operatorOnly(next http.Handler) http.Handler {
 			return
 		}
 		scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-		if !strings.EqualFold(scheme, "Bearer") || !s.operatorKey.Matches(strings.TrimSpace(token)) {
+		if !strings.EqualFold(scheme, "Bearer") || !s.Operator.KeyMatches(strings.TrimSpace(token)) {
 			s.authFails.fail(addr, now)
 			msg := "the operator key is required: Authorization: Bearer <operator key>"
-			if !s.operatorKey.Enabled() {
+			if !s.Operator.KeyEnabled() {
 				msg = "the operator API is off: set SENDONCE_OPERATOR_KEY_HASH (sendonce operator key)"
 			}
 			writeError(w, r, s.Logger, apperr.New(apperr.Unauthorized, "%s", msg))
 			return
 		}
 		// Every action is recorded in the account's audit log with this request's
-		// id and address (operator.Service writes it with the change).
-		ctx := operator.WithOrigin(r.Context(), operator.Origin{RequestID: logging.RequestID(r.Context()),
-			SourceAddr: addr})
+		// id and address (the operator service writes it with the change).
+		ctx := s.Operator.WithOrigin(r.Context(), logging.RequestID(r.Context()), addr)
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
@@ -51,21 +68,6 @@ func (s *Server) operatorOnly(next http.Handler) http.Handler {
 func (s *Server) logAction(r *http.Request, action string, accountID int64) {
 	s.Logger.InfoContext(r.Context(), "operator action", "action", action, "account_id", accountID,
 		"source_addr", s.clientAddr(r))
-}
-
-func toAPIOperatorAccount(a operator.Account) api.OperatorAccount {
-	status := api.OperatorAccountStatusActive
-	if a.SuspendedAt != nil {
-		status = api.OperatorAccountStatusSuspended
-	}
-	return api.OperatorAccount{Id: a.ID, Name: a.Name, PublicId: a.PublicID, CreatedAt: a.CreatedAt,
-		Status: status, SuspendedAt: a.SuspendedAt, Quotas: api.Quotas{Subscribers: a.Quotas.Subscribers,
-			Senders: a.Quotas.Senders, MessagesPerDay: a.Quotas.MessagesPerDay}}
-}
-
-func quotaUpdate(q api.Quotas) operator.QuotaUpdate {
-	return operator.QuotaUpdate{SetSubscribers: true, SetSenders: true, SetMessagesPerDay: true,
-		Quotas: operator.Quotas{Subscribers: q.Subscribers, Senders: q.Senders, MessagesPerDay: q.MessagesPerDay}}
 }
 
 func (s *Server) operatorListAccounts(w http.ResponseWriter, r *http.Request) error {
@@ -89,14 +91,11 @@ func (s *Server) operatorListAccounts(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	out := api.OperatorAccountPage{Data: []api.OperatorAccount{}}
+	out := api.OperatorAccountPage{Data: rows}
 	if len(rows) > limit {
-		rows = rows[:limit]
-		next := encodeCursor(cursor{Listing: operatorAccounts, ID: rows[len(rows)-1].ID})
+		out.Data = rows[:limit]
+		next := encodeCursor(cursor{Listing: operatorAccounts, ID: out.Data[len(out.Data)-1].Id})
 		out.NextCursor = &next
-	}
-	for _, a := range rows {
-		out.Data = append(out.Data, toAPIOperatorAccount(a))
 	}
 	return encode(w, http.StatusOK, out)
 }
@@ -106,16 +105,12 @@ func (s *Server) operatorCreateAccount(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	var q operator.QuotaUpdate
-	if in.Quotas != nil {
-		q = quotaUpdate(*in.Quotas)
-	}
-	a, token, err := s.Operator.Create(r.Context(), in.Name, q)
+	a, token, err := s.Operator.Create(r.Context(), in.Name, in.Quotas)
 	if err != nil {
 		return err
 	}
-	s.logAction(r, "account.create", a.ID)
-	return encode(w, http.StatusCreated, api.OperatorAccountCreated{Account: toAPIOperatorAccount(a), ApiKey: token})
+	s.logAction(r, "account.create", a.Id)
+	return encode(w, http.StatusCreated, api.OperatorAccountCreated{Account: a, ApiKey: token})
 }
 
 func (s *Server) operatorGetAccount(w http.ResponseWriter, r *http.Request) error {
@@ -127,7 +122,7 @@ func (s *Server) operatorGetAccount(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, toAPIOperatorAccount(a))
+	return encode(w, http.StatusOK, a)
 }
 
 func (s *Server) operatorSetQuotas(w http.ResponseWriter, r *http.Request) error {
@@ -139,12 +134,12 @@ func (s *Server) operatorSetQuotas(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	a, err := s.Operator.SetQuotas(r.Context(), id, quotaUpdate(in))
+	a, err := s.Operator.SetQuotas(r.Context(), id, in)
 	if err != nil {
 		return err
 	}
 	s.logAction(r, "account.quotas", id)
-	return encode(w, http.StatusOK, toAPIOperatorAccount(a))
+	return encode(w, http.StatusOK, a)
 }
 
 func (s *Server) operatorSuspendAccount(w http.ResponseWriter, r *http.Request) error {
@@ -156,7 +151,7 @@ func (s *Server) operatorResumeAccount(w http.ResponseWriter, r *http.Request) e
 }
 
 func (s *Server) operatorTransition(w http.ResponseWriter, r *http.Request, action string,
-	change func(ctx context.Context, id int64) (operator.Account, error)) error {
+	change func(ctx context.Context, id int64) (api.OperatorAccount, error)) error {
 	id, err := pathID(r)
 	if err != nil {
 		return err
@@ -166,7 +161,7 @@ func (s *Server) operatorTransition(w http.ResponseWriter, r *http.Request, acti
 		return err
 	}
 	s.logAction(r, action, id)
-	return encode(w, http.StatusOK, toAPIOperatorAccount(a))
+	return encode(w, http.StatusOK, a)
 }
 
 func (s *Server) operatorDeleteAccount(w http.ResponseWriter, r *http.Request) error {

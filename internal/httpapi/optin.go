@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"mime"
 	"net/http"
@@ -13,9 +14,26 @@ import (
 
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/apperr"
-	"github.com/sendonce/sendonce/internal/optin"
 	"github.com/sendonce/sendonce/internal/postgres"
 )
+
+// SignUps serves the public sign-up form and double opt-in confirmations
+// (optin.API); the pages come as their HTML.
+type SignUps interface {
+	// Signup signs an address up to lists of the form publicID names: whether a
+	// list asks for confirmation, and the first list's language.
+	Signup(ctx context.Context, publicID, email, name string, listIDs []int64) (confirm bool, language string, err error)
+	ThanksPage(confirm bool, language string) []byte
+	ErrorPage(detail string) []byte
+	// ConfirmPage is the page a confirmation link opens; Confirm confirms and is
+	// the page saying so.
+	ConfirmPage(ctx context.Context, token string) ([]byte, error)
+	Confirm(ctx context.Context, token string) ([]byte, error)
+	// InvalidLink tells whether an error of theirs says the link is forged,
+	// altered or expired, which InvalidLinkPage answers.
+	InvalidLink(err error) bool
+	InvalidLinkPage() []byte
+}
 
 // signupBodyLimit bounds a sign-up body: an address, a name and a few list ids.
 const signupBodyLimit = 16 << 10
@@ -112,21 +130,21 @@ func (s *Server) publicSignup(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return fail(err)
 	}
-	res := optin.Result{Confirm: true}
+	confirm, language := true, ""
 	if in.Website != "" {
 		s.Logger.InfoContext(r.Context(), "sign-up honeypot filled: ignored", "form", publicID, "client", s.clientAddr(r))
 	} else {
-		res, err = s.Optin.Signup(r.Context(), publicID, optin.Request{Email: in.Email, Name: in.Name, ListIDs: in.ListIDs})
+		confirm, language, err = s.Optin.Signup(r.Context(), publicID, in.Email, in.Name, in.ListIDs)
 		if err != nil {
 			return fail(err)
 		}
 	}
 	if form {
-		writeHTML(w, optin.ThanksPage(res))
+		writeHTML(w, s.Optin.ThanksPage(confirm, language))
 		return nil
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	return encode(w, http.StatusAccepted, api.SignupAccepted{Status: api.Accepted, ConfirmationRequired: res.Confirm})
+	return encode(w, http.StatusAccepted, api.SignupAccepted{Status: api.Accepted, ConfirmationRequired: confirm})
 }
 
 // retryAfter sets Retry-After (whole seconds, at least 1) and returns the 429 error.
@@ -150,37 +168,37 @@ func (s *Server) signupErrorPage(w http.ResponseWriter, r *http.Request, err err
 	if len(e.Fields) > 0 {
 		detail = e.Fields[0].Detail
 	}
-	writeHTMLStatus(w, statusOf[e.Code], optin.ErrorPage(detail))
+	writeHTMLStatus(w, statusOf[e.Code], s.Optin.ErrorPage(detail))
 	return nil
 }
 
 // confirmPage answers GET /p/confirm/{token}: what confirming subscribes to and a
 // button that POSTs. It changes nothing: mail scanners open links on their own.
 func (s *Server) confirmPage(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.Optin.Lookup(r.Context(), chi.URLParam(r, "token"))
+	page, err := s.Optin.ConfirmPage(r.Context(), chi.URLParam(r, "token"))
 	if err != nil {
 		return s.confirmError(w, err)
 	}
-	writeHTML(w, optin.ConfirmPage(p))
+	writeHTML(w, page)
 	return nil
 }
 
 // confirmPost answers POST /p/confirm/{token}: the address confirms. The body, if
 // any, is ignored.
 func (s *Server) confirmPost(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.Optin.Confirm(r.Context(), chi.URLParam(r, "token"))
+	page, err := s.Optin.Confirm(r.Context(), chi.URLParam(r, "token"))
 	if err != nil {
 		return s.confirmError(w, err)
 	}
-	writeHTML(w, optin.ConfirmedPage(p))
+	writeHTML(w, page)
 	return nil
 }
 
 // confirmError shows the invalid-link page (404) for a forged, altered or expired
 // token; other errors go the usual way.
 func (s *Server) confirmError(w http.ResponseWriter, err error) error {
-	if errors.Is(err, optin.ErrInvalidLink) {
-		writeHTMLStatus(w, http.StatusNotFound, optin.InvalidLinkPage())
+	if s.Optin.InvalidLink(err) {
+		writeHTMLStatus(w, http.StatusNotFound, s.Optin.InvalidLinkPage())
 		return nil
 	}
 	return err

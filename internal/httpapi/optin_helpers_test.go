@@ -73,8 +73,8 @@ func setupOptin(t *testing.T, mutate ...func(*config.Config)) *optinEnv {
 	o.env = setupDeps(t, func(d *httpapi.Deps) {
 		d.Transactional = transactional.NewService(d.Pool, o.messages)
 		d.Unsubscribe = unsubscribe.NewService(d.Pool, signer)
-		d.Optin = optin.NewService(d.Pool, d.Transactional, keys, optin.Options{PublicURL: "https://mail.example.com",
-			LinkTTL: optinLinkTTL, ResendEvery: time.Hour, Now: o.clock.Now})
+		d.Optin = optin.API{Service: optin.NewService(d.Pool, d.Transactional, keys, optin.Options{PublicURL: "https://mail.example.com",
+			LinkTTL: optinLinkTTL, ResendEvery: time.Hour, Now: o.clock.Now})}
 	}, append([]func(*config.Config){func(c *config.Config) {
 		c.OptinAddrRatePerSecond, c.OptinAccountRatePerSecond = 0, 0
 	}}, mutate...)...)

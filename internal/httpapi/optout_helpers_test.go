@@ -65,7 +65,7 @@ func setupOptout(t *testing.T, language string) *optoutEnv {
 	cfg := config.Default()
 	srv := httptest.NewServer(httpapitest.New(t, e.pool, cfg, func(d *httpapi.Deps) {
 		d.Unsubscribe = unsubscribe.NewService(e.pool, e.signer)
-		d.Webhooks = webhook.NewService(e.pool, webhook.Options{})
+		d.Webhooks = webhook.API{Service: webhook.NewService(e.pool, webhook.Options{})}
 	}))
 	t.Cleanup(srv.Close)
 	e.url = srv.URL

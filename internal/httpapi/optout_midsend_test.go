@@ -123,7 +123,7 @@ func TestSignedWebhookStopsMidSendCampaign(t *testing.T) {
 	signer := unsubscribe.NewSigner(keys)
 	hooks := webhook.NewService(pool, webhook.Options{})
 	srv := httptest.NewServer(httpapitest.New(t, pool, config.Default(), func(d *httpapi.Deps) {
-		d.Unsubscribe, d.Webhooks = unsubscribe.NewService(pool, signer), hooks
+		d.Unsubscribe, d.Webhooks = unsubscribe.NewService(pool, signer), webhook.API{Service: hooks}
 	}))
 	t.Cleanup(srv.Close)
 	ep, creds, err := hooks.Create(ctx, acc.ID, webhook.CreateInput{Source: "standard"})

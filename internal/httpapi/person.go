@@ -11,11 +11,19 @@ import (
 	"time"
 
 	"github.com/sendonce/sendonce/api"
-	"github.com/sendonce/sendonce/internal/apperr"
-	"github.com/sendonce/sendonce/internal/person"
 	"github.com/sendonce/sendonce/internal/transactional"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 )
+
+// People reads a person's activity and data export (person.API).
+type People interface {
+	// Activity is a page of the subscriber's activity, newest first, before the
+	// cursor's key ("time|kind") and id when the key is not "".
+	Activity(ctx context.Context, accountID, subscriberID int64, beforeKey string, beforeID int64, limit int) ([]api.ActivityItem, error)
+	ExportSubscriber(ctx context.Context, accountID, subscriberID int64) (api.PersonExport, error)
+	ExportAddress(ctx context.Context, accountID int64, email, lower string) (api.PersonExport, error)
+	ExportSender(ctx context.Context, accountID, campaignID, messageID int64) (email, name string, err error)
+}
 
 // subscriberActivity answers GET /v1/subscribers/{id}/activity, newest first.
 func (s *Server) subscriberActivity(w http.ResponseWriter, r *http.Request) error {
@@ -28,23 +36,14 @@ func (s *Server) subscriberActivity(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	var before *person.Cursor
-	if p.AfterKey != "" {
-		at, kind, ok := strings.Cut(p.AfterKey, "|")
-		t, terr := time.Parse(time.RFC3339Nano, at)
-		if !ok || terr != nil {
-			return apperr.Invalidf("/cursor", "cursor is not valid")
-		}
-		before = &person.Cursor{At: t, Kind: kind, ID: p.AfterID}
-	}
-	items, err := s.People.Activity(r.Context(), accountID(r), id, before, p.Limit+1)
+	items, err := s.People.Activity(r.Context(), accountID(r), id, p.AfterKey, p.AfterID, p.Limit+1)
 	if err != nil {
 		return err
 	}
-	items, next := pageOf(r, listing, p, items, func(x person.Item) cursor {
-		return cursor{ID: x.RefID, Key: x.At.Format(time.RFC3339Nano) + "|" + x.Kind}
+	items, next := pageOf(r, listing, p, items, func(x api.ActivityItem) cursor {
+		return cursor{ID: x.Id, Key: x.At.Format(time.RFC3339Nano) + "|" + x.Kind}
 	})
-	return encode(w, http.StatusOK, api.ActivityPage{Data: toAPIActivity(items), NextCursor: next})
+	return encode(w, http.StatusOK, api.ActivityPage{Data: items, NextCursor: next})
 }
 
 // exportSubscriber answers GET /v1/subscribers/{id}/export: the person's data, as
@@ -60,34 +59,7 @@ func (s *Server) exportSubscriber(w http.ResponseWriter, r *http.Request) error 
 	}
 	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="subscriber-%d.json"`, id))
 	w.Header().Set("Cache-Control", "no-store")
-	return encode(w, http.StatusOK, toAPIExport(x))
-}
-
-func toAPIActivity(items []person.Item) []api.ActivityItem {
-	out := make([]api.ActivityItem, len(items))
-	for i, x := range items {
-		data := map[string]any{}
-		_ = json.Unmarshal(x.Data, &data) // built by jsonb_build_object: always an object
-		out[i] = api.ActivityItem{At: x.At, Kind: x.Kind, Id: x.RefID, Data: data}
-	}
-	return out
-}
-
-func toAPIExport(x person.Export) api.PersonExport {
-	out := api.PersonExport{GeneratedAt: x.GeneratedAt, Email: x.Email, Consents: make([]api.Consent, len(x.Consents)),
-		Activity: toAPIActivity(x.Activity), Truncated: x.Truncated}
-	for i, c := range x.Consents {
-		out.Consents[i] = api.Consent{ListId: c.ListID, ListName: c.ListName, Status: api.ConsentStatus(c.Status),
-			Source: c.Source, StatusAt: c.StatusAt, CreatedAt: c.CreatedAt}
-	}
-	if p := x.Profile; p != nil {
-		attrs := map[string]any{}
-		_ = json.Unmarshal(p.Attributes, &attrs)
-		out.Profile = &api.PersonProfile{Id: p.ID, Email: p.Email, Name: p.Name, Attributes: attrs,
-			Status: api.PersonProfileStatus(p.Status), Signup: p.Signup, OptinSentAt: p.OptinSentAt,
-			CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
-	}
-	return out
+	return encode(w, http.StatusOK, x)
 }
 
 // mailExport sends the person named by a preference link their data export, as a
@@ -95,7 +67,7 @@ func toAPIExport(x person.Export) api.PersonExport {
 // the mail that carried the link. It is never shown on the page: whoever holds a
 // forwarded link is not necessarily the person.
 func (s *Server) mailExport(ctx context.Context, rec unsubscribe.Recipient) error {
-	var x person.Export
+	var x api.PersonExport
 	var err error
 	if rec.Kind == unsubscribe.KindMessage {
 		x, err = s.People.ExportAddress(ctx, rec.AccountID, rec.Email, strings.ToLower(rec.Email))
@@ -109,7 +81,7 @@ func (s *Server) mailExport(ctx context.Context, rec unsubscribe.Recipient) erro
 	if err != nil {
 		return err
 	}
-	body, err := json.MarshalIndent(toAPIExport(x), "", "  ")
+	body, err := json.MarshalIndent(x, "", "  ")
 	if err != nil {
 		return err
 	}

@@ -1,16 +1,19 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
-	"strconv"
 	"time"
-
-	openapi_types "github.com/oapi-codegen/runtime/types"
 
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/apperr"
-	"github.com/sendonce/sendonce/internal/report"
 )
+
+// Reports reads campaign reports and account analytics (report.API).
+type Reports interface {
+	Campaign(ctx context.Context, accountID, id int64, domains string) (api.CampaignReport, error)
+	Analytics(ctx context.Context, accountID int64, from, to time.Time) (api.Analytics, error)
+}
 
 // campaignReport answers what happened to a campaign's messages and recipients.
 func (s *Server) campaignReport(w http.ResponseWriter, r *http.Request) error {
@@ -18,69 +21,11 @@ func (s *Server) campaignReport(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	domains := report.DefaultDomains
-	if v := r.URL.Query().Get("domains"); v != "" {
-		if domains, err = strconv.Atoi(v); err != nil {
-			return apperr.Invalidf("/domains", "domains must be an integer from 1 to %d", report.MaxDomains)
-		}
-	}
-	rep, err := s.Reports.Campaign(r.Context(), accountID(r), id, domains)
+	rep, err := s.Reports.Campaign(r.Context(), accountID(r), id, r.URL.Query().Get("domains"))
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, toAPIReport(rep))
-}
-
-func toAPIReport(rep report.Campaign) api.CampaignReport {
-	c := rep.Stats.Counts
-	fb := rep.Feedback
-	out := api.CampaignReport{CampaignId: rep.Stats.CampaignID, Status: api.CampaignStatus(rep.Stats.Status),
-		Audience: rep.Stats.Total, Sent: c["sent"], Failed: c["failed"], Unknown: c["unknown"],
-		Suppressed: c["suppressed"], Pending: c["queued"] + c["sending"], Cancelled: c["cancelled"],
-		Feedback: api.ReportFeedback{HardBounces: fb.HardBounces, SoftBounces: fb.SoftBounces, Complaints: fb.Complaints,
-			Unsubscribes: fb.Unsubscribes()},
-		Opens: toAPIEngagementCounts(rep.Opens), Clicks: toAPIEngagementCounts(rep.Clicks),
-		Domains: make([]api.ReportDomain, 0, len(rep.Domains)), Links: make([]api.ReportLink, 0, len(rep.Links)),
-	}
-	out.Feedback.UnsubscribesBySource.OneClick = fb.UnsubOneClick
-	out.Feedback.UnsubscribesBySource.Preferences = fb.UnsubPreferences
-	out.Feedback.UnsubscribesBySource.Provider = fb.UnsubProvider
-	// No provider reports delivery to sendonce: the rates are against sent.
-	basis := out.Sent
-	rate := func(n int64) *float64 {
-		if basis == 0 {
-			return nil
-		}
-		v := float64(n) / float64(basis)
-		return &v
-	}
-	out.Rates = api.ReportRates{Basis: api.ReportRatesBasisSent, Denominator: basis, Bounce: rate(fb.HardBounces + fb.SoftBounces),
-		Complaint: rate(fb.Complaints), Unsubscribe: rate(fb.Unsubscribes()), Open: rate(rep.Opens.PeopleUnique),
-		Click: rate(rep.Clicks.PeopleUnique)}
-	if rep.Opens.PeopleUnique > 0 {
-		v := float64(rep.Clicks.PeopleUnique) / float64(rep.Opens.PeopleUnique)
-		out.Rates.ClickToOpen = &v
-	}
-	for _, d := range rep.Domains {
-		out.Domains = append(out.Domains, toAPIDomain(d))
-	}
-	out.OtherDomains = toAPIDomain(rep.Other)
-	out.OtherDomains.Domain = "other"
-	for _, l := range rep.Links {
-		out.Links = append(out.Links, api.ReportLink{Index: l.Index, Url: l.URL, Clicks: toAPIEngagementCounts(l.Clicks)})
-	}
-	return out
-}
-
-func toAPIEngagementCounts(e report.Engagement) api.ReportEngagement {
-	return api.ReportEngagement{Total: e.Total, Unique: e.Unique, People: e.People, PeopleUnique: e.PeopleUnique,
-		Scanners: e.Total - e.People}
-}
-
-func toAPIDomain(d report.Domain) api.ReportDomain {
-	return api.ReportDomain{Domain: d.Domain, Sent: d.Sent, Bounced: d.Bounced, Complained: d.Complained,
-		Unsubscribed: d.Unsubbed, Opened: d.Opened, OpenedPeople: d.OpenedPeople, Clicked: d.Clicked,
-		ClickedPeople: d.ClickedPeople}
+	return encode(w, http.StatusOK, rep)
 }
 
 // analytics answers the account's counts per day and kind of sending.
@@ -101,22 +46,11 @@ func (s *Server) analytics(w http.ResponseWriter, r *http.Request) error {
 		}
 		from = t
 	}
-	days, err := s.Reports.Analytics(r.Context(), accountID(r), from, to)
+	out, err := s.Reports.Analytics(r.Context(), accountID(r), from, to)
 	if err != nil {
 		return err
 	}
-	out := api.Analytics{From: openapi_types.Date{Time: dateOf(from)}, To: openapi_types.Date{Time: dateOf(to)},
-		Days: make([]api.AnalyticsDay, len(days))}
-	for i, d := range days {
-		out.Days[i] = api.AnalyticsDay{Day: openapi_types.Date{Time: d.Day}, Kind: api.AnalyticsDayKind(d.Kind),
-			Sent: d.Sent, HardBounces: d.HardBounces, SoftBounces: d.SoftBounces, Complaints: d.Complaints,
-			Unsubscribes: d.Unsubscribes, OpenedPeople: d.OpenedPeople, ClickedPeople: d.ClickedPeople}
-	}
 	return encode(w, http.StatusOK, out)
-}
-
-func dateOf(t time.Time) time.Time {
-	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
 }
 
 // retryFailed queues a sent campaign's failed sends once more (once per campaign).

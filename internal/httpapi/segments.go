@@ -1,75 +1,29 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/apperr"
-	"github.com/sendonce/sendonce/internal/segment"
 	"github.com/sendonce/sendonce/internal/subscriber"
 )
 
 // previewSample is how many subscribers a segment preview shows.
 const previewSample = 10
 
-func toAPISegment(g segment.Segment) api.Segment {
-	return api.Segment{Id: g.ID, Name: g.Name, Match: g.Match, Statuses: g.Statuses, ListIds: g.ListIDs,
-		CreatedAfter: g.CreatedAfter, CreatedBefore: g.CreatedBefore, Engagement: toAPISegmentEngagement(g.Engagement),
-		CreatedAt: g.CreatedAt, UpdatedAt: g.UpdatedAt}
-}
-
-func toAPISegmentEngagement(e *segment.Engagement) *api.SegmentEngagement {
-	if e == nil {
-		return nil
-	}
-	out := &api.SegmentEngagement{Kind: api.SegmentEngagementKind(e.Kind), Negated: &e.Negated,
-		CampaignId: e.CampaignID, PeopleOnly: &e.PeopleOnly}
-	if e.Days != nil {
-		d := int(*e.Days)
-		out.WithinDays = &d
-	}
-	return out
-}
-
-// engagementFilter is the body's engagement condition (nil: none); people_only
-// defaults to true, negated to false. Days past int32 stay out of bounds for the
-// service's check.
-func engagementFilter(in *api.SegmentEngagement) *segment.Engagement {
-	if in == nil {
-		return nil
-	}
-	e := &segment.Engagement{Kind: string(in.Kind), CampaignID: in.CampaignId, PeopleOnly: true}
-	if in.Negated != nil {
-		e.Negated = *in.Negated
-	}
-	if in.PeopleOnly != nil {
-		e.PeopleOnly = *in.PeopleOnly
-	}
-	if in.WithinDays != nil {
-		d := int32(min(max(*in.WithinDays, -1), segment.MaxEngagementDays+1))
-		e.Days = &d
-	}
-	return e
-}
-
-func segmentFilter[S ~string](match *string, statuses *[]S, listIDs *[]int64, after, before *time.Time,
-	engagement *api.SegmentEngagement) segment.Filter {
-	f := segment.Filter{CreatedAfter: after, CreatedBefore: before, Engagement: engagementFilter(engagement)}
-	if match != nil {
-		f.Match = *match
-	}
-	if statuses != nil {
-		for _, st := range *statuses {
-			f.Statuses = append(f.Statuses, string(st))
-		}
-	}
-	if listIDs != nil {
-		f.ListIDs = *listIDs
-	}
-	return f
+// Segments keeps the accounts' segments and reads whom they select (segment.API).
+type Segments interface {
+	List(ctx context.Context, accountID, afterID int64, nameContains string, limit int) ([]api.Segment, error)
+	Create(ctx context.Context, accountID int64, in api.SegmentInput) (api.Segment, error)
+	Get(ctx context.Context, accountID, id int64) (api.Segment, error)
+	Update(ctx context.Context, accountID, id int64, in api.SegmentInput) (api.Segment, error)
+	Delete(ctx context.Context, accountID, id int64) error
+	Preview(ctx context.Context, accountID int64, in api.SegmentFilter, sampleSize int) (int64, []subscriber.Subscriber, error)
+	Members(ctx context.Context, accountID, id, afterID int64, limit int) ([]subscriber.Subscriber, error)
+	MembersCount(ctx context.Context, accountID, id int64) (n int64, exact bool, err error)
 }
 
 func (s *Server) listSegments(w http.ResponseWriter, r *http.Request) error {
@@ -85,12 +39,8 @@ func (s *Server) listSegments(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rows, next := pageOf(r, "segments", p, rows, func(x segment.Segment) cursor { return cursor{ID: x.ID} })
-	out := api.SegmentPage{Data: make([]api.Segment, len(rows)), NextCursor: next}
-	for i, x := range rows {
-		out.Data[i] = toAPISegment(x)
-	}
-	return encode(w, http.StatusOK, out)
+	rows, next := pageOf(r, "segments", p, rows, func(x api.Segment) cursor { return cursor{ID: x.Id} })
+	return encode(w, http.StatusOK, api.SegmentPage{Data: rows, NextCursor: next})
 }
 
 func (s *Server) createSegment(w http.ResponseWriter, r *http.Request) error {
@@ -98,12 +48,11 @@ func (s *Server) createSegment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	g, err := s.Segments.Create(r.Context(), accountID(r), in.Name,
-		segmentFilter(in.Match, in.Statuses, in.ListIds, in.CreatedAfter, in.CreatedBefore, in.Engagement))
+	g, err := s.Segments.Create(r.Context(), accountID(r), in)
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusCreated, toAPISegment(g))
+	return encode(w, http.StatusCreated, g)
 }
 
 func (s *Server) getSegment(w http.ResponseWriter, r *http.Request) error {
@@ -115,7 +64,7 @@ func (s *Server) getSegment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, toAPISegment(g))
+	return encode(w, http.StatusOK, g)
 }
 
 func (s *Server) updateSegment(w http.ResponseWriter, r *http.Request) error {
@@ -127,12 +76,11 @@ func (s *Server) updateSegment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	g, err := s.Segments.Update(r.Context(), accountID(r), id, in.Name,
-		segmentFilter(in.Match, in.Statuses, in.ListIds, in.CreatedAfter, in.CreatedBefore, in.Engagement))
+	g, err := s.Segments.Update(r.Context(), accountID(r), id, in)
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, toAPISegment(g))
+	return encode(w, http.StatusOK, g)
 }
 
 func (s *Server) deleteSegment(w http.ResponseWriter, r *http.Request) error {
@@ -152,8 +100,7 @@ func (s *Server) previewSegment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	n, sample, err := s.Segments.Preview(r.Context(), accountID(r),
-		segmentFilter(in.Match, in.Statuses, in.ListIds, in.CreatedAfter, in.CreatedBefore, in.Engagement), previewSample)
+	n, sample, err := s.Segments.Preview(r.Context(), accountID(r), in, previewSample)
 	if err != nil {
 		return err
 	}

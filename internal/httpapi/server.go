@@ -18,42 +18,30 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/audit"
-	"github.com/sendonce/sendonce/internal/bounce"
 	"github.com/sendonce/sendonce/internal/campaign"
 	"github.com/sendonce/sendonce/internal/dnscheck"
-	"github.com/sendonce/sendonce/internal/erasure"
 	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/export"
 	"github.com/sendonce/sendonce/internal/idempotency"
-	"github.com/sendonce/sendonce/internal/layout"
-	"github.com/sendonce/sendonce/internal/media"
-	"github.com/sendonce/sendonce/internal/operator"
-	"github.com/sendonce/sendonce/internal/optin"
-	"github.com/sendonce/sendonce/internal/person"
 	"github.com/sendonce/sendonce/internal/postgres"
-	"github.com/sendonce/sendonce/internal/provider"
-	"github.com/sendonce/sendonce/internal/report"
-	"github.com/sendonce/sendonce/internal/segment"
 	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/sequence"
 	"github.com/sendonce/sendonce/internal/session"
-	"github.com/sendonce/sendonce/internal/sso"
 	"github.com/sendonce/sendonce/internal/subscriber"
-	"github.com/sendonce/sendonce/internal/template"
-	"github.com/sendonce/sendonce/internal/tracking"
 	"github.com/sendonce/sendonce/internal/transactional"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 	"github.com/sendonce/sendonce/internal/user"
-	"github.com/sendonce/sendonce/internal/webhook"
 )
 
 // Deps are the services the API serves. The caller builds each one once (run for
 // the process, httpapitest for the tests) and NewServer builds none: every field
 // is required unless its comment says otherwise.
 type Deps struct {
-	// Pool answers the readiness probe and the suppression list.
+	// Pool answers the readiness probe and commits the audit entries of requests
+	// that wrote nothing else.
 	Pool     *pgxpool.Pool
 	Logger   *slog.Logger
 	Registry *prometheus.Registry
@@ -67,35 +55,37 @@ type Deps struct {
 	Dashboard Dashboard
 	Accounts  *account.Service
 	// Operator manages accounts as tenants (/operator/v1, the operator key).
-	Operator *operator.Service
+	Operator Operator
 
 	// Opt-outs: one-click unsubscribe (/u/{token}) and provider webhooks.
 	Unsubscribe *unsubscribe.Service
-	Webhooks    *webhook.Service
+	Webhooks    Webhooks
 	Subscribers *subscriber.Service
+	// Suppressions are the accounts' suppression lists.
+	Suppressions Suppressions
 	// Erasure erases people (the API and the preference page).
-	Erasure *erasure.Service
+	Erasure Erasures
 	// People reads a person's activity and data export.
-	People *person.Service
+	People People
 	// Exports streams CSV and NDJSON exports.
 	Exports   *export.Service
 	Campaigns *campaign.Service
 	// Reports reads campaign reports and account analytics.
-	Reports   *report.Service
-	Templates *template.Service
+	Reports   Reports
+	Templates Templates
 	// Media is the account's image library (/v1/media and the public /media/…).
-	Media *media.Service
+	Media MediaLibrary
 	// Layouts keeps the frames Markdown content is rendered into.
-	Layouts *layout.Service
+	Layouts Layouts
 	// Transactional accepts and reads single messages (POST /v1/messages).
 	Transactional *transactional.Service
-	Segments      *segment.Service
+	Segments      Segments
 	// Sequences manages the accounts' sequences and tracked events.
 	Sequences *sequence.Service
 	// Senders manages the accounts' senders.
 	Senders *sender.Service
 	// Bounces keeps the accounts' bounce mailboxes.
-	Bounces *bounce.Service
+	Bounces BounceMailboxes
 	// Domains checks sending domains' SPF, DKIM and DMARC.
 	Domains *dnscheck.Checker
 	// Routes builds (and caches) the providers of senders for test sends. The
@@ -107,14 +97,14 @@ type Deps struct {
 	// Events serves the accounts' events and their endpoints.
 	Events *event.Service
 	// Optin serves the public sign-up form and double opt-in confirmations.
-	Optin *optin.Service
+	Optin SignUps
 	// Idempotency stores Idempotency-Key claims and responses.
 	Idempotency *idempotency.Store
 	// Sessions signs the dashboard in.
 	Sessions *session.Service
 	// Tracking records clicks and opens and serves the stats, the web view and the
 	// archive; its flusher is the caller's to run.
-	Tracking *tracking.Service
+	Tracking Tracker
 	// Audit reads the audit log (GET /v1/audit-log).
 	Audit *audit.Service
 	// Users manages the accounts' people and their sign-in (its mail goes through
@@ -122,7 +112,7 @@ type Deps struct {
 	Users *user.Service
 	// SSO keeps accounts' single sign-on settings and runs sign-ins through their
 	// identity providers (/sso/start, /sso/callback).
-	SSO *sso.Service
+	SSO SingleSignOn
 
 	// Optional.
 
@@ -148,11 +138,12 @@ type Dashboard interface {
 	Message(w http.ResponseWriter, html string)
 }
 
-// DevInbox reads the messages the log provider kept (internal/devinbox), each
-// only to the account that sent it.
+// DevInbox reads the messages the log provider kept (devinbox.API), each only to
+// the account that sent it.
 type DevInbox interface {
-	List(ctx context.Context, accountID int64) ([]provider.Logged, error)
-	Get(ctx context.Context, accountID, id int64) (provider.Logged, error)
+	List(ctx context.Context, accountID int64) ([]api.DevInboxMessage, error)
+	// HTML is the HTML part of the account's message id.
+	HTML(ctx context.Context, accountID, id int64) (string, error)
 }
 
 // required names the Deps fields NewServer cannot do without, so a service added
@@ -162,7 +153,7 @@ func (d Deps) required() error {
 	for name, set := range map[string]bool{
 		"Pool": d.Pool != nil, "Logger": d.Logger != nil, "Registry": d.Registry != nil,
 		"OpenAPI": len(d.OpenAPI) > 0, "Reference": d.Reference != nil, "Dashboard": d.Dashboard != nil, "Accounts": d.Accounts != nil, "Operator": d.Operator != nil, "Unsubscribe": d.Unsubscribe != nil,
-		"Webhooks": d.Webhooks != nil, "Subscribers": d.Subscribers != nil, "Campaigns": d.Campaigns != nil,
+		"Webhooks": d.Webhooks != nil, "Subscribers": d.Subscribers != nil, "Suppressions": d.Suppressions != nil, "Campaigns": d.Campaigns != nil,
 		"Templates": d.Templates != nil, "Layouts": d.Layouts != nil, "Transactional": d.Transactional != nil, "Segments": d.Segments != nil,
 		"Sequences": d.Sequences != nil, "Senders": d.Senders != nil, "Bounces": d.Bounces != nil, "Domains": d.Domains != nil,
 		"Routes": d.Routes != nil, "TestSender": d.TestSender != nil, "Events": d.Events != nil,
@@ -184,9 +175,6 @@ func (d Deps) required() error {
 // Options are the configuration values the server reads; the caller copies them
 // from its configuration (SENDONCE_* names in docs/configuration.md).
 type Options struct {
-	// OperatorKeyHash is the hex SHA-256 of the operator key (SENDONCE_OPERATOR_KEY_HASH);
-	// empty turns the operator API off.
-	OperatorKeyHash string
 	// PublicURL is the base of the links the server writes (unsubscribe, login).
 	PublicURL string
 	// Dev drops the session cookie's Secure flag (plain-HTTP localhost).
@@ -240,13 +228,11 @@ type Options struct {
 // Server serves the API.
 type Server struct {
 	Deps
-	opts Options
-	// operatorKey gates /operator/v1 (operator.go).
-	operatorKey operator.Key
-	router      chi.Router
-	metrics     *httpMetrics
-	spec        routers.Router
-	limits      *rateLimits
+	opts    Options
+	router  chi.Router
+	metrics *httpMetrics
+	spec    routers.Router
+	limits  *rateLimits
 	// inFlight bounds the API requests worked on at once (shed.go).
 	inFlight *inFlight
 	// authFails limits failed authentications per client address; signInFails
@@ -280,10 +266,6 @@ func NewServer(d Deps, o Options) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	opKey, err := operator.ParseKeyHash(o.OperatorKeyHash)
-	if err != nil {
-		return nil, err
-	}
 	s := &Server{Deps: d, opts: o, router: chi.NewRouter(), metrics: newHTTPMetrics(d.Registry), spec: spec,
 		limits:         newRateLimits(o.APIRatePerSecond, o.APIRateBurst),
 		inFlight:       newInFlight(o.MaxInFlight, o.APIQueueMax, o.APIQueueWait, d.Registry),
@@ -291,7 +273,7 @@ func NewServer(d Deps, o Options) (http.Handler, error) {
 		signInFails:    newAddrLimits(o.SignInEmailFailureRate, o.SignInEmailFailureBurst),
 		signupAddrs:    newKeyedLimits(o.OptinAddrRatePerSecond, o.OptinAddrBurst),
 		signupAccounts: newKeyedLimits(o.OptinAccountRatePerSecond, o.OptinAccountBurst),
-		trusted:        o.TrustedProxies, operatorKey: opKey}
+		trusted:        o.TrustedProxies}
 	d.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "sendonce_event_streams_open", Help: "Event streams (SSE) open in this process.",
 	}, s.streams.open))

@@ -1,12 +1,13 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/sendonce/sendonce/api"
-	"github.com/sendonce/sendonce/internal/sso"
+	"github.com/sendonce/sendonce/internal/session"
 )
 
 // Single sign-on: an account's OpenID Connect settings (owners and admins), and
@@ -16,10 +17,19 @@ import (
 // the provider must send back, for the callback only, for as long as a flow lasts.
 const ssoCookie = "sendonce_sso"
 
-func toAPISSO(s sso.Settings, redirect string) api.SSOSettings {
-	return api.SSOSettings{IssuerUrl: s.IssuerURL, ClientId: s.ClientID, ClientSecretSet: true,
-		AllowedDomains: s.AllowedDomains, DefaultRole: api.SSOSettingsDefaultRole(s.DefaultRole), Enabled: s.Enabled,
-		RedirectUrl: redirect, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
+// SingleSignOn keeps accounts' single sign-on settings and runs sign-ins through
+// their identity providers (sso.API).
+type SingleSignOn interface {
+	Get(ctx context.Context, accountID int64) (api.SSOSettings, error)
+	Put(ctx context.Context, accountID int64, in api.SSOSettingsInput) (api.SSOSettings, error)
+	Delete(ctx context.Context, accountID int64) error
+	// Start is where the browser goes to sign the address in, and the state its
+	// flow cookie binds; FlowTTL is how long the flow may take.
+	Start(ctx context.Context, email, accountPublicID string) (authURL, state string, err error)
+	FlowTTL() time.Duration
+	// Finish completes a sign-in from the callback's query (state, code, error),
+	// the flow cookie's state and the session the browser held before.
+	Finish(ctx context.Context, state, code, providerError, cookieState, replacing string) (session.Session, error)
 }
 
 func (s *Server) getAccountSSO(w http.ResponseWriter, r *http.Request) error {
@@ -27,7 +37,7 @@ func (s *Server) getAccountSSO(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, toAPISSO(set, s.SSO.RedirectURL()))
+	return encode(w, http.StatusOK, set)
 }
 
 func (s *Server) putAccountSSO(w http.ResponseWriter, r *http.Request) error {
@@ -35,13 +45,11 @@ func (s *Server) putAccountSSO(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	set, err := s.SSO.Put(r.Context(), accountID(r), sso.Input{IssuerURL: in.IssuerUrl, ClientID: in.ClientId,
-		ClientSecret: in.ClientSecret, AllowedDomains: in.AllowedDomains, DefaultRole: string(in.DefaultRole),
-		Enabled: in.Enabled})
+	set, err := s.SSO.Put(r.Context(), accountID(r), in)
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, toAPISSO(set, s.SSO.RedirectURL()))
+	return encode(w, http.StatusOK, set)
 }
 
 func (s *Server) deleteAccountSSO(w http.ResponseWriter, r *http.Request) error {
@@ -69,7 +77,7 @@ func (s *Server) ssoStart(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	http.SetCookie(w, &http.Cookie{Name: ssoCookie, Value: state, Path: "/sso/", MaxAge: int(sso.FlowTTL.Seconds()),
+	http.SetCookie(w, &http.Cookie{Name: ssoCookie, Value: state, Path: "/sso/", MaxAge: int(s.SSO.FlowTTL().Seconds()),
 		HttpOnly: true, Secure: s.ssoCookieSecure(r), SameSite: http.SameSiteLaxMode})
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Referrer-Policy", "no-referrer")
@@ -91,11 +99,11 @@ func (s *Server) ssoCallback(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	q := r.URL.Query()
-	cb := sso.Callback{State: q.Get("state"), Code: q.Get("code"), Error: q.Get("error"), Replacing: currentToken(r)}
+	cookieState := ""
 	if c, err := r.Cookie(ssoCookie); err == nil {
-		cb.CookieState = c.Value
+		cookieState = c.Value
 	}
-	sess, err := s.SSO.Finish(r.Context(), cb)
+	sess, err := s.SSO.Finish(r.Context(), q.Get("state"), q.Get("code"), q.Get("error"), cookieState, currentToken(r))
 	if err != nil {
 		s.signInFailed(r, "", now, err)
 		return err

@@ -1,20 +1,24 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/apperr"
-	"github.com/sendonce/sendonce/internal/postgres"
-	"github.com/sendonce/sendonce/internal/suppression"
 )
 
-func toAPISuppression(x suppression.Suppression) api.Suppression {
-	return api.Suppression{Email: x.Email, Reason: api.SuppressionReason(x.Reason), Source: x.Source, CreatedAt: x.CreatedAt}
+// Suppressions are the accounts' suppression lists (suppression.API).
+type Suppressions interface {
+	List(ctx context.Context, accountID int64, afterEmail string, limit int) ([]api.Suppression, error)
+	// Add suppresses an address at once; inserted is false when it already was,
+	// and the first record is returned.
+	Add(ctx context.Context, accountID int64, in api.SuppressionCreate) (x api.Suppression, inserted bool, err error)
+	Get(ctx context.Context, accountID int64, email string) (api.Suppression, error)
+	Remove(ctx context.Context, accountID int64, email string) error
 }
 
 func (s *Server) listSuppressions(w http.ResponseWriter, r *http.Request) error {
@@ -22,41 +26,22 @@ func (s *Server) listSuppressions(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	rows, err := suppression.List(r.Context(), s.Pool, accountID(r), p.AfterKey, p.Limit+1)
+	rows, err := s.Suppressions.List(r.Context(), accountID(r), p.AfterKey, p.Limit+1)
 	if err != nil {
 		return err
 	}
-	rows, next := pageOf(r, "suppressions", p, rows, func(x suppression.Suppression) cursor { return cursor{Key: x.Email} })
-	out := api.SuppressionPage{Data: make([]api.Suppression, len(rows)), NextCursor: next}
-	for i, x := range rows {
-		out.Data[i] = toAPISuppression(x)
-	}
-	return encode(w, http.StatusOK, out)
+	rows, next := pageOf(r, "suppressions", p, rows, func(x api.Suppression) cursor { return cursor{Key: x.Email} })
+	return encode(w, http.StatusOK, api.SuppressionPage{Data: rows, NextCursor: next})
 }
 
-// addSuppression suppresses an address at once (suppression.Add): 201 when new, 200
-// with the first record when it already was.
+// addSuppression suppresses an address at once (Suppressions.Add): 201 when new,
+// 200 with the first record when it already was.
 func (s *Server) addSuppression(w http.ResponseWriter, r *http.Request) error {
 	in, err := decode[api.SuppressionCreate](w, r, s.opts.MaxBodyBytes)
 	if err != nil {
 		return err
 	}
-	reason, source := suppression.ReasonManual, "api"
-	if in.Reason != nil {
-		reason = string(*in.Reason)
-	}
-	if in.Source != nil {
-		source = *in.Source
-	}
-	// One transaction: the suppression, the subscriber it unsubscribes, and the
-	// request's audit entry commit together.
-	var x suppression.Suppression
-	var inserted bool
-	err = postgres.InTx(r.Context(), s.Pool, func(tx pgx.Tx) error {
-		var err error
-		x, inserted, err = suppression.Add(r.Context(), tx, accountID(r), in.Email, reason, source)
-		return err
-	})
+	x, inserted, err := s.Suppressions.Add(r.Context(), accountID(r), in)
 	if err != nil {
 		return err
 	}
@@ -64,7 +49,7 @@ func (s *Server) addSuppression(w http.ResponseWriter, r *http.Request) error {
 	if inserted {
 		status = http.StatusCreated
 	}
-	return encode(w, status, toAPISuppression(x))
+	return encode(w, status, x)
 }
 
 // getSuppression answers GET /v1/suppressions/{email}: whether, why and since when
@@ -75,11 +60,11 @@ func (s *Server) getSuppression(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return apperr.Invalidf("/email", "email is not a valid path segment")
 	}
-	x, err := suppression.Get(r.Context(), s.Pool, accountID(r), email)
+	x, err := s.Suppressions.Get(r.Context(), accountID(r), email)
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, toAPISuppression(x))
+	return encode(w, http.StatusOK, x)
 }
 
 func (s *Server) removeSuppression(w http.ResponseWriter, r *http.Request) error {
@@ -88,7 +73,7 @@ func (s *Server) removeSuppression(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return apperr.Invalidf("/email", "email is not a valid path segment")
 	}
-	if err := suppression.Remove(r.Context(), s.Pool, accountID(r), email); err != nil {
+	if err := s.Suppressions.Remove(r.Context(), accountID(r), email); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -1,17 +1,25 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 
 	"github.com/sendonce/sendonce/api"
-	"github.com/sendonce/sendonce/internal/template"
 )
 
-func toAPITemplate(t template.Template) api.Template {
-	return api.Template{Id: t.ID, Name: t.Name, Subject: t.Subject, Html: t.HTML, Text: t.Text, Language: t.Language,
-		SampleData: t.SampleData, TrackClicks: t.TrackClicks, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, Attachments: toAPIAttachments(t.Attachments),
-		ContentType: api.TemplateContentType(t.ContentType), Markdown: t.Markdown, Blocks: toAPIDesign(t.Blocks), LayoutId: t.LayoutID}
+// Templates keeps the accounts' templates and renders them (template.API).
+type Templates interface {
+	List(ctx context.Context, accountID, afterID int64, limit int) ([]api.Template, error)
+	Create(ctx context.Context, accountID int64, in api.TemplateCreate) (api.Template, error)
+	Get(ctx context.Context, accountID, id int64) (api.Template, error)
+	// Update changes the fields present; a layout id of 0 clears the layout.
+	Update(ctx context.Context, accountID, id int64, in api.TemplateUpdate) (api.Template, error)
+	Delete(ctx context.Context, accountID, id int64) error
+	Duplicate(ctx context.Context, accountID, id int64) (api.Template, error)
+	Render(ctx context.Context, accountID, id int64, in api.RenderRequest) (api.Rendered, error)
+	// Preview renders an unsaved template: the editor's live preview.
+	Preview(ctx context.Context, accountID int64, in api.TemplatePreview) (api.Rendered, error)
 }
 
 // toAPIDesign is a block design, absent (nil) unless the content is blocks.
@@ -38,12 +46,8 @@ func (s *Server) listTemplates(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rows, next := pageOf(r, "templates", p, rows, func(x template.Template) cursor { return cursor{ID: x.ID} })
-	out := api.TemplatePage{Data: make([]api.Template, len(rows)), NextCursor: next}
-	for i, x := range rows {
-		out.Data[i] = toAPITemplate(x)
-	}
-	return encode(w, http.StatusOK, out)
+	rows, next := pageOf(r, "templates", p, rows, func(x api.Template) cursor { return cursor{ID: x.Id} })
+	return encode(w, http.StatusOK, api.TemplatePage{Data: rows, NextCursor: next})
 }
 
 func (s *Server) createTemplate(w http.ResponseWriter, r *http.Request) error {
@@ -51,13 +55,11 @@ func (s *Server) createTemplate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	t, err := s.Templates.Create(r.Context(), accountID(r), template.Fields{Name: &in.Name, Subject: &in.Subject,
-		HTML: in.Html, Text: in.Text, Language: in.Language, SampleData: raw(in.SampleData), TrackClicks: in.TrackClicks,
-		Attachments: fromAPIAttachments(in.Attachments), ContentType: enumString(in.ContentType), Markdown: in.Markdown, Blocks: raw(in.Blocks), LayoutID: in.LayoutId})
+	t, err := s.Templates.Create(r.Context(), accountID(r), in)
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusCreated, toAPITemplate(t))
+	return encode(w, http.StatusCreated, t)
 }
 
 func (s *Server) getTemplate(w http.ResponseWriter, r *http.Request) error {
@@ -69,7 +71,7 @@ func (s *Server) getTemplate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, toAPITemplate(t))
+	return encode(w, http.StatusOK, t)
 }
 
 func (s *Server) updateTemplate(w http.ResponseWriter, r *http.Request) error {
@@ -86,13 +88,11 @@ func (s *Server) updateTemplate(w http.ResponseWriter, r *http.Request) error {
 		none := int64(0)
 		in.LayoutId = &none
 	}
-	t, err := s.Templates.Update(r.Context(), accountID(r), id, template.Fields{Name: in.Name, Subject: in.Subject,
-		HTML: in.Html, Text: in.Text, Language: in.Language, SampleData: raw(in.SampleData), TrackClicks: in.TrackClicks,
-		Attachments: fromAPIAttachments(in.Attachments), ContentType: enumString(in.ContentType), Markdown: in.Markdown, Blocks: raw(in.Blocks), LayoutID: in.LayoutId})
+	t, err := s.Templates.Update(r.Context(), accountID(r), id, in)
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, toAPITemplate(t))
+	return encode(w, http.StatusOK, t)
 }
 
 func (s *Server) deleteTemplate(w http.ResponseWriter, r *http.Request) error {
@@ -116,18 +116,11 @@ func (s *Server) renderTemplate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p := template.Preview{Data: raw(in.Data)}
-	if in.Email != nil {
-		p.Email = *in.Email
-	}
-	if in.Name != nil {
-		p.Name = *in.Name
-	}
-	out, err := s.Templates.Render(r.Context(), accountID(r), id, p)
+	out, err := s.Templates.Render(r.Context(), accountID(r), id, in)
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, api.Rendered{Subject: out.Subject, Html: out.HTML, Text: out.Text})
+	return encode(w, http.StatusOK, out)
 }
 
 // previewTemplate renders an unsaved template: the editor's live preview.
@@ -136,25 +129,11 @@ func (s *Server) previewTemplate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p := template.Preview{Data: raw(in.Data)}
-	if in.Email != nil {
-		p.Email = *in.Email
-	}
-	if in.Name != nil {
-		p.Name = *in.Name
-	}
-	html, text := deref(in.Html), deref(in.Text)
-	if ct := enumString(in.ContentType); ct != nil || in.Markdown != nil || in.Blocks != nil || in.LayoutId != nil {
-		ch := template.Change{Type: ct, Markdown: in.Markdown, Blocks: raw(in.Blocks), LayoutID: in.LayoutId, HTMLGiven: in.Html != nil || in.Text != nil}
-		if html, text, err = s.Templates.ComposeUnsaved(r.Context(), accountID(r), ch, html, text); err != nil {
-			return err
-		}
-	}
-	out, err := template.PreviewUnsaved(in.Subject, html, text, raw(in.SampleData), p)
+	out, err := s.Templates.Preview(r.Context(), accountID(r), in)
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, api.Rendered{Subject: out.Subject, Html: out.HTML, Text: out.Text})
+	return encode(w, http.StatusOK, out)
 }
 
 // duplicateTemplate copies a template, attachments included, as a new one.
@@ -167,5 +146,5 @@ func (s *Server) duplicateTemplate(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusCreated, toAPITemplate(t))
+	return encode(w, http.StatusCreated, t)
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"html"
 	"net/http"
 	"strings"
@@ -9,8 +10,22 @@ import (
 
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/apperr"
-	"github.com/sendonce/sendonce/internal/tracking"
 )
+
+// Tracker records clicks and opens and serves the stats, the web view and the
+// archive (tracking.API). A page is its HTML and its text part.
+type Tracker interface {
+	Click(ctx context.Context, token, method, ua string) (string, error)
+	Open(token, method, ua string) error
+	WebView(ctx context.Context, token string,
+		unsubscribeURL func(accountID, campaignID, subscriberID int64) string) (html, text string, err error)
+	MessageWebView(ctx context.Context, token string,
+		unsubscribeURL func(accountID, streamID, messageID int64, email string) string) (html, text string, err error)
+	ArchiveIndex(ctx context.Context, publicID, base string) ([]byte, error)
+	ArchivePage(ctx context.Context, publicID string, id int64) (html, text string, err error)
+	Totals(ctx context.Context, accountID, campaignID int64) (api.Engagement, error)
+	LinkStats(ctx context.Context, accountID, campaignID int64) ([]api.LinkClicks, error)
+}
 
 // archiveCSP is the policy of pages that show campaign content: no script runs
 // (none is allowed, and the sandbox forbids it again), nothing is posted or
@@ -68,16 +83,16 @@ func (s *Server) openPixel(w http.ResponseWriter, r *http.Request) error {
 }
 
 // writeCampaignPage writes campaign content (web view, archive) under archiveCSP.
-func writeCampaignPage(w http.ResponseWriter, p tracking.Page) {
+func writeCampaignPage(w http.ResponseWriter, page, text string) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Content-Security-Policy", archiveCSP)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Referrer-Policy", "no-referrer")
-	body := p.HTML
+	body := page
 	if strings.TrimSpace(body) == "" {
-		body = "<!doctype html><meta charset=\"utf-8\"><pre style=\"white-space:pre-wrap\">" + html.EscapeString(p.Text) + "</pre>"
+		body = "<!doctype html><meta charset=\"utf-8\"><pre style=\"white-space:pre-wrap\">" + html.EscapeString(text) + "</pre>"
 	}
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write([]byte(body))
@@ -88,13 +103,13 @@ func writeCampaignPage(w http.ResponseWriter, p tracking.Page) {
 func (s *Server) webView(w http.ResponseWriter, r *http.Request) error {
 	links := s.Unsubscribe.Signer().Links(s.opts.PublicURL, "")
 	token := chi.URLParam(r, "token")
-	p, err := s.Tracking.WebView(r.Context(), token, func(a, c, sub int64) string {
+	page, text, err := s.Tracking.WebView(r.Context(), token, func(a, c, sub int64) string {
 		u, _ := links(a, c, sub)
 		return u
 	})
 	if apperr.Is(err, apperr.NotFound) {
 		mlinks := s.Unsubscribe.Signer().MessageLinks(s.opts.PublicURL, "")
-		p, err = s.Tracking.MessageWebView(r.Context(), token, func(a, stream, m int64, email string) string {
+		page, text, err = s.Tracking.MessageWebView(r.Context(), token, func(a, stream, m int64, email string) string {
 			u, _ := mlinks(a, stream, m, email)
 			return u
 		})
@@ -103,7 +118,7 @@ func (s *Server) webView(w http.ResponseWriter, r *http.Request) error {
 		return trackNotFound(w, err)
 	}
 	w.Header().Set("Cache-Control", "private, no-store")
-	writeCampaignPage(w, p)
+	writeCampaignPage(w, page, text)
 	return nil
 }
 
@@ -115,7 +130,7 @@ func (s *Server) archiveIndex(w http.ResponseWriter, r *http.Request) error {
 		return trackNotFound(w, err)
 	}
 	w.Header().Set("Cache-Control", "public, max-age=60")
-	writeCampaignPage(w, tracking.Page{HTML: string(body)})
+	writeCampaignPage(w, string(body), "")
 	return nil
 }
 
@@ -125,12 +140,12 @@ func (s *Server) archivePage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return trackNotFound(w, apperr.New(apperr.NotFound, "not found"))
 	}
-	p, err := s.Tracking.ArchivePage(r.Context(), chi.URLParam(r, "account_public_id"), id)
+	page, text, err := s.Tracking.ArchivePage(r.Context(), chi.URLParam(r, "account_public_id"), id)
 	if err != nil {
 		return trackNotFound(w, err)
 	}
 	w.Header().Set("Cache-Control", "public, max-age=60")
-	writeCampaignPage(w, p)
+	writeCampaignPage(w, page, text)
 	return nil
 }
 
@@ -148,16 +163,5 @@ func (s *Server) campaignClicks(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := api.CampaignClicks{CampaignId: id, Engagement: toAPIEngagement(tot), Links: make([]api.LinkClicks, len(links))}
-	for i, l := range links {
-		out.Links[i] = api.LinkClicks{Index: l.Index, Url: l.URL, Total: l.Total, Unique: l.Unique, Human: l.Human,
-			UniqueHuman: l.UniqueHuman}
-	}
-	return encode(w, http.StatusOK, out)
-}
-
-func toAPIEngagement(t tracking.Totals) api.Engagement {
-	return api.Engagement{Clicks: t.Clicks, UniqueClicks: t.UniqueClicks, HumanClicks: t.HumanClicks,
-		UniqueHumanClicks: t.UniqueHumanClicks, HoneypotHits: t.HoneypotHits, Opens: t.Opens, UniqueOpens: t.UniqueOpens,
-		HumanOpens: t.HumanOpens, UniqueHumanOpens: t.UniqueHumanOpens}
+	return encode(w, http.StatusOK, api.CampaignClicks{CampaignId: id, Engagement: tot, Links: links})
 }

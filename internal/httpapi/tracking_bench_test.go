@@ -50,7 +50,7 @@ func BenchmarkClickRedirect(b *testing.B) {
 		pool    *pgxpool.Pool
 		handler http.Handler
 	}{pool, httpapitest.New(b, pool, cfg, func(d *httpapi.Deps) {
-		d.Unsubscribe, d.Tracking = unsubscribe.NewService(pool, signer), svc
+		d.Unsubscribe, d.Tracking = unsubscribe.NewService(pool, signer), tracking.API{Service: svc}
 	})}
 	var acct, camp int64
 	require.NoError(b, e.pool.QueryRow(ctx, `SELECT min(id) FROM accounts`).Scan(&acct))
@@ -178,7 +178,7 @@ func BenchmarkClickHandler(b *testing.B) {
 	svc := tracking.New(pool, tokens, tracking.Config{MaxHeld: 1 << 30}, nil)
 	cfg := config.Default()
 	h := httpapitest.New(b, pool, cfg, func(d *httpapi.Deps) {
-		d.Unsubscribe, d.Tracking = unsubscribe.NewService(pool, signer), svc
+		d.Unsubscribe, d.Tracking = unsubscribe.NewService(pool, signer), tracking.API{Service: svc}
 	})
 	path := "/c/" + tokens.ClickToken(tracking.Click{Send: tracking.Send{AccountID: acc.ID, CampaignID: camp, SendID: 7}, Link: 1, Links: 1})
 	b.ReportAllocs()

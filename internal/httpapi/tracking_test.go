@@ -34,7 +34,7 @@ func TestTrackingRoutes(t *testing.T) {
 	e := setupDeps(t, func(d *httpapi.Deps) {
 		d.Unsubscribe = unsubscribe.NewService(d.Pool, signer)
 		svc = tracking.New(d.Pool, tokens, tracking.Config{}, nil)
-		d.Tracking = svc
+		d.Tracking = tracking.API{Service: svc}
 	}, func(c *config.Config) { c.PublicURL = "https://mail.example.com" })
 	ctx := context.Background()
 	a := e.keyA

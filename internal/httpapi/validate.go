@@ -74,7 +74,7 @@ func (s *Server) bodyLimitOf(r *http.Request) int64 {
 	case r.URL.Path == importPath:
 		return s.opts.ImportMaxBytes
 	case r.URL.Path == mediaPath && r.Method == http.MethodPost:
-		return mediaMaxBody
+		return int64(s.Media.MaxBytes())
 	case r.URL.Path == messagesPath && r.Method == http.MethodPost,
 		r.URL.Path == campaignsPath && r.Method == http.MethodPost,
 		isOnePath(r.URL.Path, campaignsPath) && r.Method == http.MethodPatch,

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,8 +11,21 @@ import (
 
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/apperr"
-	"github.com/sendonce/sendonce/internal/webhook"
 )
+
+// Webhooks takes providers' event deliveries and keeps the endpoints they are
+// sent to (webhook.API).
+type Webhooks interface {
+	// Unauthorized is the one answer to a delivery that does not authenticate,
+	// with the reason for the log.
+	Unauthorized(err error) error
+	Deliver(ctx context.Context, source string, endpointID int64, h http.Header, body []byte) (api.WebhookDeliveryResult, error)
+	Create(ctx context.Context, accountID int64, in api.WebhookEndpointCreate) (api.WebhookEndpointWithCredentials, error)
+	List(ctx context.Context, accountID, afterID int64, limit int) ([]api.WebhookEndpoint, error)
+	Get(ctx context.Context, accountID, id int64) (api.WebhookEndpoint, error)
+	Rotate(ctx context.Context, accountID, id int64, in api.WebhookEndpointRotate) (api.WebhookEndpointWithCredentials, error)
+	Delete(ctx context.Context, accountID, id int64) error
+}
 
 // webhookBodyLimit bounds a provider delivery; SendGrid batches are the largest.
 const webhookBodyLimit = 5 << 20
@@ -23,7 +37,7 @@ func (s *Server) deliverWebhook(w http.ResponseWriter, r *http.Request) error {
 	id, err := strconv.ParseInt(chi.URLParam(r, "endpoint_id"), 10, 64)
 	if err != nil || id < 1 {
 		// Answered like a bad signature, as every unknown endpoint is.
-		return webhook.Unauthorized(fmt.Errorf("endpoint id %q", chi.URLParam(r, "endpoint_id")))
+		return s.Webhooks.Unauthorized(fmt.Errorf("endpoint id %q", chi.URLParam(r, "endpoint_id")))
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, webhookBodyLimit))
 	if err != nil {
@@ -37,27 +51,7 @@ func (s *Server) deliverWebhook(w http.ResponseWriter, r *http.Request) error {
 		}
 		return err
 	}
-	return encode(w, http.StatusOK, api.WebhookDeliveryResult{Events: res.Events, Applied: res.Applied,
-		Replayed: res.Replayed, Suppressed: res.Suppressed})
-}
-
-func toAPIWebhookEndpoint(e webhook.Endpoint) api.WebhookEndpoint {
-	out := api.WebhookEndpoint{Id: e.ID, Source: e.Source, Name: e.Name, Path: e.Path,
-		PreviousSecretExpiresAt: e.PreviousSecretExpiresAt, SubscribeUrl: e.SubscribeURL, CreatedAt: e.CreatedAt}
-	if len(e.TopicARNs) > 0 {
-		out.TopicArns = &e.TopicARNs
-	}
-	return out
-}
-
-func toAPIWebhookEndpointWithCredentials(e webhook.Endpoint, c webhook.Credentials) api.WebhookEndpointWithCredentials {
-	ep := toAPIWebhookEndpoint(e)
-	out := api.WebhookEndpointWithCredentials{Id: ep.Id, Source: ep.Source, Name: ep.Name, Path: ep.Path,
-		TopicArns: ep.TopicArns, PreviousSecretExpiresAt: ep.PreviousSecretExpiresAt, SubscribeUrl: ep.SubscribeUrl,
-		CreatedAt: ep.CreatedAt}
-	out.Credentials.Secret, out.Credentials.Username, out.Credentials.Password =
-		ifSet[string](c.Secret), ifSet[string](c.Username), ifSet[string](c.Password)
-	return out
+	return encode(w, http.StatusOK, res)
 }
 
 // createWebhookEndpoint answers POST /v1/webhook-endpoints; the credentials are in
@@ -67,15 +61,11 @@ func (s *Server) createWebhookEndpoint(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	create := webhook.CreateInput{Source: string(in.Source), Name: unset(in.Name), Secret: unset(in.Secret)}
-	if in.TopicArns != nil {
-		create.TopicARNs = *in.TopicArns
-	}
-	ep, creds, err := s.Webhooks.Create(r.Context(), accountID(r), create)
+	ep, err := s.Webhooks.Create(r.Context(), accountID(r), in)
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusCreated, toAPIWebhookEndpointWithCredentials(ep, creds))
+	return encode(w, http.StatusCreated, ep)
 }
 
 // listWebhookEndpoints answers GET /v1/webhook-endpoints?limit=&cursor= (no secrets).
@@ -88,12 +78,8 @@ func (s *Server) listWebhookEndpoints(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	eps, next := pageOf(r, "webhook-endpoints", p, eps, func(e webhook.Endpoint) cursor { return cursor{ID: e.ID} })
-	out := api.WebhookEndpointPage{Data: make([]api.WebhookEndpoint, len(eps)), NextCursor: next}
-	for i, x := range eps {
-		out.Data[i] = toAPIWebhookEndpoint(x)
-	}
-	return encode(w, http.StatusOK, out)
+	eps, next := pageOf(r, "webhook-endpoints", p, eps, func(e api.WebhookEndpoint) cursor { return cursor{ID: e.Id} })
+	return encode(w, http.StatusOK, api.WebhookEndpointPage{Data: eps, NextCursor: next})
 }
 
 // getWebhookEndpoint answers GET /v1/webhook-endpoints/{id}.
@@ -106,7 +92,7 @@ func (s *Server) getWebhookEndpoint(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, toAPIWebhookEndpoint(ep))
+	return encode(w, http.StatusOK, ep)
 }
 
 // rotateWebhookEndpoint answers POST /v1/webhook-endpoints/{id}/rotate.
@@ -121,16 +107,11 @@ func (s *Server) rotateWebhookEndpoint(w http.ResponseWriter, r *http.Request) e
 			return err
 		}
 	}
-	rotate := webhook.RotateInput{Secret: unset(in.Secret)}
-	if in.GraceSeconds != nil {
-		g := int64(*in.GraceSeconds)
-		rotate.GraceSeconds = &g
-	}
-	ep, creds, err := s.Webhooks.Rotate(r.Context(), accountID(r), id, rotate)
+	ep, err := s.Webhooks.Rotate(r.Context(), accountID(r), id, in)
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, toAPIWebhookEndpointWithCredentials(ep, creds))
+	return encode(w, http.StatusOK, ep)
 }
 
 // deleteWebhookEndpoint answers DELETE /v1/webhook-endpoints/{id}.

@@ -133,7 +133,7 @@ func TestHostileWebhooksGenerated(t *testing.T) {
 	t.Parallel()
 	f := newFakeSNS(t)
 	e := setup(t, f.options())
-	handler := httpapitest.New(t, e.pool, config.Default(), func(d *httpapi.Deps) { d.Webhooks = e.svc })
+	handler := httpapitest.New(t, e.pool, config.Default(), func(d *httpapi.Deps) { d.Webhooks = webhook.API{Service: e.svc} })
 
 	stdSecret := "whsec_" + base64.StdEncoding.EncodeToString([]byte("hostile-secret-0123456789abcdef!"))
 	std, _ := e.create(webhook.CreateInput{Source: "standard", Secret: stdSecret})

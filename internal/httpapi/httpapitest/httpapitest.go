@@ -89,6 +89,10 @@ func Deps(t testing.TB, pool *pgxpool.Pool, cfg config.Config) httpapi.Deps {
 	if err != nil {
 		t.Fatalf("httpapitest: API reference: %v", err)
 	}
+	opKey, err := operator.ParseKeyHash(cfg.OperatorKeyHash)
+	if err != nil {
+		t.Fatalf("httpapitest: %v", err)
+	}
 	campaigns := campaign.NewService(pool)
 	campaigns.Messages = mb
 	accounts := account.NewService(pool)
@@ -98,46 +102,48 @@ func Deps(t testing.TB, pool *pgxpool.Pool, cfg config.Config) httpapi.Deps {
 		events.MaxEndpoints = cfg.EventEndpointsPerAccount
 	}
 	signer := unsubscribe.NewSigner(keys)
+	hooks := webhook.NewService(pool, webhook.Options{
+		SoftBounceLimit: cfg.SoftBounceLimit, SoftBounceWindow: cfg.SoftBounceWindow,
+	})
 	d := httpapi.Deps{
 		Pool: pool, Logger: log, Registry: prometheus.NewRegistry(), OpenAPI: sendonce.OpenAPI,
 		Reference: reference, Dashboard: dashboard.New(),
-		Accounts:    accounts,
-		Operator:    operator.NewService(pool, accounts),
-		Unsubscribe: unsubscribe.NewService(pool, signer),
-		Webhooks: webhook.NewService(pool, webhook.Options{
-			SoftBounceLimit: cfg.SoftBounceLimit, SoftBounceWindow: cfg.SoftBounceWindow,
-		}),
+		Accounts:      accounts,
+		Operator:      operator.API{Service: operator.NewService(pool, accounts), Key: opKey},
+		Unsubscribe:   unsubscribe.NewService(pool, signer),
+		Webhooks:      webhook.API{Service: hooks},
 		Subscribers:   subscriber.NewService(pool),
+		Suppressions:  suppression.API{Pool: pool},
 		Campaigns:     campaigns,
-		Templates:     template.NewService(pool),
-		Media:         media.NewService(pool),
-		Layouts:       layout.NewService(pool),
+		Templates:     template.API{Service: template.NewService(pool)},
+		Media:         media.API{Service: media.NewService(pool), PublicURL: cfg.PublicURL},
+		Layouts:       layout.API{Service: layout.NewService(pool)},
 		Transactional: messages,
-		Segments:      segment.NewService(pool, cfg.SegmentTimeout),
+		Segments:      segment.API{Service: segment.NewService(pool, cfg.SegmentTimeout)},
 		Sequences:     sequence.NewService(pool),
 		Senders:       senders,
 		Routes:        routes,
 		Domains:       &dnscheck.Checker{Resolver: dnscheck.NewResolver(cfg.DNSServer), CacheTTL: 5 * time.Minute},
 		TestSender:    provider.NewLog(log),
 		Events:        events,
-		Optin: optin.NewService(pool, messages, keys, optin.Options{
-			PublicURL: cfg.PublicURL, LinkTTL: cfg.OptinLinkTTL, ResendEvery: cfg.OptinResendInterval}),
+		Optin: optin.API{Service: optin.NewService(pool, messages, keys, optin.Options{
+			PublicURL: cfg.PublicURL, LinkTTL: cfg.OptinLinkTTL, ResendEvery: cfg.OptinResendInterval})},
 		Idempotency: idempotency.NewStore(pool),
 		Sessions:    session.NewService(pool, accounts),
 		Audit:       audit.NewService(pool),
-		Tracking:    tracking.New(pool, tracking.NewTokens(keys, cfg.PublicURL), tracking.Config{}, log),
+		Tracking:    tracking.API{Service: tracking.New(pool, tracking.NewTokens(keys, cfg.PublicURL), tracking.Config{}, log)},
 	}
-	d.Bounces = bounce.NewService(pool, ring, bounce.NewVERP(keys), d.Webhooks,
-		bounce.Options{Guard: egress.Guard{AllowPrivate: cfg.EventAllowPrivate}})
+	d.Bounces = bounce.API{Service: bounce.NewService(pool, ring, bounce.NewVERP(keys), hooks,
+		bounce.Options{Guard: egress.Guard{AllowPrivate: cfg.EventAllowPrivate}})}
 	erased := suppression.NewErased(keys)
 	d.Subscribers.Erased, d.Transactional.Erased = erased, erased
-	d.Erasure = erasure.NewService(pool, erased)
+	d.Erasure = erasure.API{Service: erasure.NewService(pool, erased)}
 	d.Users = user.NewService(pool, d.Sessions, ring, d.TestSender, user.Options{PublicURL: cfg.PublicURL,
 		From: cfg.SystemFrom, FromName: cfg.SystemFromName, Logger: log})
-	d.SSO = sso.NewService(pool, ring, d.Users, d.Sessions, sso.Options{PublicURL: cfg.PublicURL,
-		Guard: egress.Guard{AllowPrivate: cfg.EventAllowPrivate}, AllowHTTP: cfg.EventAllowHTTP, Logger: log})
-	d.People, d.Exports = person.NewService(pool), export.NewService(pool)
-	d.Reports = report.NewService(pool, d.Campaigns)
+	d.SSO = sso.API{Service: sso.NewService(pool, ring, d.Users, d.Sessions, sso.Options{PublicURL: cfg.PublicURL,
+		Guard: egress.Guard{AllowPrivate: cfg.EventAllowPrivate}, AllowHTTP: cfg.EventAllowHTTP, Logger: log})}
+	d.People, d.Exports = person.API{Service: person.NewService(pool)}, export.NewService(pool)
+	d.Reports = report.API{Service: report.NewService(pool, d.Campaigns)}
 	return d
 }
 
@@ -146,7 +152,6 @@ func Deps(t testing.TB, pool *pgxpool.Pool, cfg config.Config) httpapi.Deps {
 func Options(cfg config.Config) httpapi.Options {
 	trusted, _ := cfg.TrustedProxyPrefixes()
 	return httpapi.Options{
-		OperatorKeyHash:           cfg.OperatorKeyHash,
 		PublicURL:                 cfg.PublicURL,
 		Dev:                       cfg.Dev,
 		DashboardOff:              bool(cfg.DashboardOff),
@@ -201,7 +206,7 @@ func New(t testing.TB, pool *pgxpool.Pool, cfg config.Config, with ...func(*http
 	var inbox *devinbox.Service
 	if lp, ok := d.TestSender.(*provider.Log); ok && cfg.Dev && d.DevInbox == nil {
 		inbox = devinbox.OverLog(pool, lp)
-		d.DevInbox = inbox
+		d.DevInbox = devinbox.API{Service: inbox}
 	}
 	// A hook may replace a service: the erased-address hasher follows it, and the
 	// erasure forgets what the dev inbox holds, as run wires them.
@@ -212,8 +217,8 @@ func New(t testing.TB, pool *pgxpool.Pool, cfg config.Config, with ...func(*http
 	if d.Transactional.Erased == nil {
 		d.Transactional.Erased = erased
 	}
-	if inbox != nil && d.Erasure.Memory == nil {
-		d.Erasure.Memory = inbox
+	if e, ok := d.Erasure.(erasure.API); ok && inbox != nil && e.Memory == nil {
+		e.Memory = inbox
 	}
 	h, err := httpapi.NewServer(d, Options(cfg))
 	if err != nil {
