@@ -104,9 +104,12 @@ func TestDashboardSenderPacing(t *testing.T) {
 	require.Equal(t, "false", b.str(`__t.field('DKIM signing').value`))
 	b.audit("sender-dkim-sign")
 	b.eval(`__t.choose('DKIM signing', "Sign with the From domain's active DKIM key")`)
+	// The saved sender's form is mounted anew (keyed by updated_at): the next
+	// choice must be made in the new one, not in the old one on its way out.
+	b.eval(`window.__dkimField = __t.field('DKIM signing'); true`)
 	b.eval(`__t.click('Save changes')`)
 	require.Eventually(t, func() bool { return settings()["dkim_sign"] != false }, 30*time.Second, 100*time.Millisecond)
-	b.wait(`__t.field('DKIM signing').value === ''`)
+	b.wait(`__t.field('DKIM signing') !== window.__dkimField && __t.field('DKIM signing').value === ''`)
 	b.eval(`__t.choose('DKIM signing', 'Do not sign (the relay signs)')`)
 	b.eval(`__t.click('Save changes')`)
 	require.Eventually(t, func() bool { return settings()["dkim_sign"] == false }, 30*time.Second, 100*time.Millisecond)
