@@ -6,6 +6,7 @@ import { api, subscribe, onStreamOpen } from './api.js';
 import { Field, Select, ErrorBox, Empty, fieldError, useLoad, when, PageHeader, toast } from './ui.js';
 import { usePaged, Pager } from './pager.js';
 import { ExportLinks } from './export.js';
+import { can } from './perm.js';
 
 const statuses = ['queued', 'sending', 'sent', 'failed', 'suppressed', 'cancelled', 'unknown'];
 const final = new Set(['sent', 'failed', 'suppressed', 'cancelled', 'unknown']);
@@ -69,6 +70,26 @@ export function Messages() {
     <${ExportLinks} path="/v1/messages/export" params=${filter} name="messages" label="messages" permission="messages:read" />`;
 }
 
+/**
+ * The route a message named: a sender pool (listed on the senders page), a sender
+ * (its own page), or neither (the account's default sender). Names come from the
+ * API when the session may read senders; otherwise the id stands for the name.
+ * Which sender of a pool took it is the send's via_sender_id, in its send.* events.
+ * @param {{m:any}} p
+ */
+function Route({ m }) {
+  const readable = can('senders:read');
+  const [named] = useLoad(() => (!readable ? Promise.resolve(null)
+    : m.pool_id ? api('GET', '/v1/sender-pools/' + m.pool_id)
+    : m.sender_id ? api('GET', '/v1/senders/' + m.sender_id) : Promise.resolve(null)).catch(() => null), [m.pool_id, m.sender_id]);
+  if (m.pool_id) {
+    return html`<span data-route="pool">pool <a href="#/senders">${named ? named.name : m.pool_id}</a>
+      <small>(its first usable sender; the pools are on the senders page)</small></span>`;
+  }
+  if (m.sender_id) return html`<span data-route="sender">sender <a href=${'#/senders/' + m.sender_id}>${named ? named.name : m.sender_id}</a></span>`;
+  return html`<span data-route="default">the default sender</span>`;
+}
+
 /** @param {{id:number}} p */
 export function MessagePage({ id }) {
   const [m, error, reload] = useLoad(() => api('GET', '/v1/messages/' + id), [id]);
@@ -89,7 +110,7 @@ export function MessagePage({ id }) {
     ['Category', m.category],
     ['Idempotency key', html`<code>${m.idempotency_key}</code>`],
     ['Template', m.template_id ? html`<a href="#/templates">${m.template_id}</a>` : 'inline content'],
-    ['Sender', m.sender_id ? html`<a href=${'#/senders/' + m.sender_id}>${m.sender_id}</a>` : 'the default'],
+    ['Sent through', html`<${Route} m=${m} />`],
     ['Tags', m.tags.length ? m.tags.join(', ') : '—'],
     ['Send at', when(m.send_at)],
     ['Created', when(m.created_at)],

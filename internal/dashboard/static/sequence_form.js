@@ -1,5 +1,5 @@
-// A sequence's definition as a form: the trigger (lists, templates, senders and
-// segments chosen by name from the API, never typed as ids) and an ordered steps
+// A sequence's definition as a form: the trigger (lists, templates, senders, sender
+// pools and segments chosen by name from the API, never typed as ids) and an ordered steps
 // editor. The API checks everything; its 422 names the field as a JSON pointer
 // (/steps/2/duration), which the form shows at that step's field.
 import { html, useState, useLayoutEffect, useRef } from './preact-htm.js';
@@ -23,6 +23,7 @@ const weekdays = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
 
 /**
  * A step as the form holds it: every field a string, so inputs stay controlled.
+ * sender_id is a send step's route: a sender's id, or "pool:<id>" for a sender pool.
  * @typedef {{key:number, type:string, template_id:string, sender_id:string, from_email:string, from_name:string, reply_to:string,
  *   duration:string, at:string, weekdays:string[], cond:string, in_segment:string, left_list:string, data:string, clicked:string,
  *   event:string, timeout:string, on_event:string, on_timeout:string}} FormStep
@@ -35,7 +36,7 @@ function formStep(type, s = {}) {
   const cond = s.if ? (s.if.in_segment ? 'in_segment' : s.if.left_list ? 'left_list' : s.if.clicked ? 'clicked' : 'data') : 'in_segment';
   const str = (/** @type {any} */ v) => (v === undefined || v === null ? '' : String(v));
   return {
-    key: ++stepKey, type, template_id: str(s.template_id), sender_id: str(s.sender_id), from_email: str(s.from_email),
+    key: ++stepKey, type, template_id: str(s.template_id), sender_id: s.pool_id ? 'pool:' + s.pool_id : str(s.sender_id), from_email: str(s.from_email),
     from_name: str(s.from_name), reply_to: str(s.reply_to), duration: str(s.duration), at: str(s.at), weekdays: s.weekdays || [],
     cond, in_segment: str(s.if && s.if.in_segment), left_list: str(s.if && s.if.left_list), data: str(s.if && s.if.data),
     clicked: str(s.if && s.if.clicked && s.if.clicked.step),
@@ -50,7 +51,9 @@ function apiStep(f) {
   const put = (/** @type {string} */ k, /** @type {string} */ v, num = false) => { if (v !== '') s[k] = num ? Number(v) : v; };
   switch (f.type) {
     case 'send':
-      put('template_id', f.template_id, true); put('sender_id', f.sender_id, true);
+      put('template_id', f.template_id, true);
+      if (f.sender_id.startsWith('pool:')) s.pool_id = Number(f.sender_id.slice(5));
+      else put('sender_id', f.sender_id, true);
       put('from_email', f.from_email); put('from_name', f.from_name); put('reply_to', f.reply_to);
       break;
     case 'wait':
@@ -112,15 +115,16 @@ function StepEditor({ step, i, count, error, refs, earlier, set, move, remove })
   let body;
   switch (step.type) {
     case 'send':
-      shown = ['template_id', 'sender_id', 'from_email', 'from_name', 'reply_to'].map(at);
+      shown = ['template_id', 'sender_id', 'pool_id', 'from_email', 'from_name', 'reply_to'].map(at);
       body = html`
         <${Select} label=${`Step ${i + 1} template`} value=${step.template_id} onChange=${upd('template_id')} error=${err('template_id')}
           options=${choices(refs.templates, 'Choose a template')} />
         <${Field} label=${`Step ${i + 1} From address`} type="email" value=${step.from_email} onInput=${upd('from_email')} error=${err('from_email')} />
         <${Field} label=${`Step ${i + 1} From name`} value=${step.from_name} onInput=${upd('from_name')} error=${err('from_name')} />
         <${Field} label=${`Step ${i + 1} Reply-To`} type="email" value=${step.reply_to} onInput=${upd('reply_to')} error=${err('reply_to')} />
-        <${Select} label=${`Step ${i + 1} sender`} value=${step.sender_id} onChange=${upd('sender_id')} error=${err('sender_id')}
-          options=${choices(refs.senders, 'The account\'s default sender', (s) => s.name + ' (' + s.type + ')')} />`;
+        <${Select} label=${`Step ${i + 1} sender`} value=${step.sender_id} onChange=${upd('sender_id')} error=${err('sender_id') || err('pool_id')}
+          options=${[...choices(refs.senders, 'The account\'s default sender', (s) => s.name + ' (' + s.type + ')'),
+            ...(refs.pools ? refs.pools.data.map((/** @type {any} */ p) => /** @type {[string,string]} */ (['pool:' + p.id, 'Pool: ' + p.name])) : [])]} />`;
       break;
     case 'wait':
       shown = ['duration', 'at', 'weekdays'].map(at);
@@ -183,6 +187,7 @@ export function SequenceForm({ sequence, onSaved }) {
   const [templates] = useLoad(() => api('GET', '/v1/templates?limit=200'));
   const [lists] = useLoad(() => api('GET', '/v1/lists?limit=200'));
   const [senders] = useLoad(() => api('GET', '/v1/senders?limit=200'));
+  const [pools] = useLoad(() => api('GET', '/v1/sender-pools?limit=200'));
   const [segments] = useLoad(() => api('GET', '/v1/segments?limit=200'));
   const s = sequence || { name: '', trigger: { type: 'manual' }, time_zone: '', late_after: '', steps: [] };
   const t = s.trigger;
@@ -254,7 +259,7 @@ export function SequenceForm({ sequence, onSaved }) {
     } catch (err) { setError(err); }
     setBusy(false);
   };
-  const refs = { templates, lists, senders, segments };
+  const refs = { templates, lists, senders, pools, segments };
   const listNeeded = f.type === 'list_joined' || f.type === 'confirmed';
   return html`<form ref=${form} onSubmit=${submit} class="form sequence-form" aria-label=${sequence ? 'Edit the sequence' : 'New sequence'} novalidate>
     <${Field} label="Sequence name" value=${f.name} onInput=${set('name')} required error=${fieldError(error, '/name')} />
