@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
-	"os/exec"
 	"strconv"
 	"time"
 
@@ -92,53 +90,15 @@ func runABChaos(ctx context.Context, bin string, args []string, stdout, stderr i
 	if _, err = q.ChaosSubscribersCreate(ctx, harnessstore.ChaosSubscribersCreateParams{AccountID: acct.ID, N: int32(o.Recipients)}); err != nil {
 		return err
 	}
-	snk := sink.NewHTTP(sink.HTTPOptions{KeepDeliveries: true, Latency: *latency})
-	sinkURL, err := snk.Listen("127.0.0.1:0")
+	run, err := newAPIRun("ab", bin, o, db.url, token, *latency, stderr)
 	if err != nil {
 		return err
 	}
-	defer snk.Close()
-	delivered := func() int64 { return snk.Stats().Unique }
-
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	env := append(o.serveEnv(db.url), "SENDONCE_HTTP_PROVIDER_URL="+sinkURL+"/send",
-		"SENDONCE_ADDR="+addr, "SENDONCE_API_RATE_PER_SECOND=0")
-	logTo := io.Discard
-	if o.Verbose {
-		logTo = stderr
-	}
-	cl := &messagesClient{base: "http://" + addr, token: token, http: &http.Client{Timeout: 10 * time.Second}}
-	var child *exec.Cmd
-	var childStarted time.Time
-	defer func() {
-		if child != nil {
-			_ = child.Process.Kill()
-			_ = child.Wait()
-		}
-	}()
-	start := time.Now()
-	// serve starts one API + executor process at the given send rate.
-	serve := func(rate float64) error {
-		runEnv := append(append([]string(nil), env...), "SENDONCE_RATE_PER_SECOND="+strconv.FormatFloat(rate, 'f', 0, 64))
-		childStarted = time.Now()
-		c, err := startProcess(bin, runEnv, logTo, "serve")
-		if err != nil {
-			return err
-		}
-		child = c
-		return cl.waitReady(ctx, time.Minute)
-	}
-	kill := func(what string) {
-		_ = child.Process.Kill() // SIGKILL
-		_ = child.Wait()
-		child = nil
-		fmt.Fprintf(stderr, "chaos: ab kill (%s) at %s, delivered %d\n", what, time.Since(start).Round(time.Millisecond), delivered())
-	}
+	defer run.close()
+	snk, cl, delivered := run.snk, run.cl, run.delivered
+	serve := func(rate float64) error { return run.serve(ctx, rate) }
+	kill := run.kill
+	start := run.start
 
 	// The campaign, its test and its approval, through the API. The test group
 	// is spread over about 3 s per generation (by its expected size), so each
@@ -242,7 +202,7 @@ func runABChaos(ctx context.Context, bin string, args []string, stdout, stderr i
 
 	// The winner's send to the rest, killed restKills times.
 	for k := range restKills {
-		if child == nil {
+		if run.child == nil {
 			if err := serve(restRate); err != nil {
 				return err
 			}
@@ -256,7 +216,7 @@ func runABChaos(ctx context.Context, bin string, args []string, stdout, stderr i
 			return fmt.Errorf("chaos -ab: the campaign was sent before rest kill %d; lower -rate", k+1)
 		}
 	}
-	if child == nil {
+	if run.child == nil {
 		if err := serve(restRate); err != nil {
 			return err
 		}
@@ -264,10 +224,8 @@ func runABChaos(ctx context.Context, bin string, args []string, stdout, stderr i
 	if err := waitSent(ctx, q, campaignID, 15*time.Minute); err != nil {
 		return err
 	}
-	c := child
-	child = nil
-	if err := terminate(ctx, q, childStarted, c); err != nil {
-		return fmt.Errorf("chaos -ab: the last serve did not exit cleanly on SIGTERM: %w", err)
+	if err := run.terminate(ctx, q); err != nil {
+		return err
 	}
 
 	// End checks.

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
@@ -348,4 +350,89 @@ func terminate(ctx context.Context, q *queries, since time.Time, procs ...*exec.
 		werr = errors.Join(werr, p.Wait())
 	}
 	return werr
+}
+
+// apiRun is the one `sendonce serve` process (API and executor) of the runs that
+// drive a campaign through the API on a fixed port and SIGKILL the process
+// between calls (-ab, -localtime), with the idempotent HTTP sink (keeping each
+// delivery) as its provider.
+type apiRun struct {
+	name    string // the run's name in its messages, e.g. "ab"
+	bin     string
+	env     []string
+	logTo   io.Writer
+	stderr  io.Writer // where each kill is reported
+	snk     *sink.HTTP
+	cl      *messagesClient
+	child   *exec.Cmd // nil between a kill and the next serve
+	started time.Time // when child was started
+	start   time.Time // when the run began
+}
+
+// newAPIRun starts the sink and picks the API's port; token is the account's
+// API key the client calls with.
+func newAPIRun(name, bin string, o chaosOptions, dbURL, token string, latency time.Duration, stderr io.Writer) (*apiRun, error) {
+	r := &apiRun{name: name, bin: bin, logTo: io.Discard, stderr: stderr, start: time.Now(),
+		snk: sink.NewHTTP(sink.HTTPOptions{KeepDeliveries: true, Latency: latency})}
+	sinkURL, err := r.snk.Listen("127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		r.snk.Close()
+		return nil, err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	r.env = append(o.serveEnv(dbURL), "SENDONCE_HTTP_PROVIDER_URL="+sinkURL+"/send",
+		"SENDONCE_ADDR="+addr, "SENDONCE_API_RATE_PER_SECOND=0")
+	if o.Verbose {
+		r.logTo = stderr
+	}
+	r.cl = &messagesClient{base: "http://" + addr, token: token, http: &http.Client{Timeout: 10 * time.Second}}
+	return r, nil
+}
+
+// delivered is how many job ids the sink has accepted.
+func (r *apiRun) delivered() int64 { return r.snk.Stats().Unique }
+
+// serve starts the process at the given send rate (0: unlimited) and waits until
+// its API is ready.
+func (r *apiRun) serve(ctx context.Context, rate float64) error {
+	env := append(append([]string(nil), r.env...), "SENDONCE_RATE_PER_SECOND="+strconv.FormatFloat(rate, 'f', 0, 64))
+	r.started = time.Now()
+	c, err := startProcess(r.bin, env, r.logTo, "serve")
+	if err != nil {
+		return err
+	}
+	r.child = c
+	return r.cl.waitReady(ctx, time.Minute)
+}
+
+// kill SIGKILLs the process.
+func (r *apiRun) kill(what string) {
+	_ = r.child.Process.Kill() // SIGKILL
+	_ = r.child.Wait()
+	r.child = nil
+	fmt.Fprintf(r.stderr, "chaos: %s kill (%s) at %s, delivered %d\n", r.name, what, time.Since(r.start).Round(time.Millisecond), r.delivered())
+}
+
+// terminate stops the last process with SIGTERM (terminate).
+func (r *apiRun) terminate(ctx context.Context, q *queries) error {
+	c := r.child
+	r.child = nil
+	if err := terminate(ctx, q, r.started, c); err != nil {
+		return fmt.Errorf("chaos -%s: the last serve did not exit cleanly on SIGTERM: %w", r.name, err)
+	}
+	return nil
+}
+
+// close kills a process still running and stops the sink.
+func (r *apiRun) close() {
+	if r.child != nil {
+		_ = r.child.Process.Kill()
+		_ = r.child.Wait()
+	}
+	r.snk.Close()
 }

@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
-	"os/exec"
 	"strconv"
 	"time"
 	_ "time/tzdata" // the zones the run expects, as the product binary carries them
@@ -18,7 +16,6 @@ import (
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/harnessstore"
 	"github.com/sendonce/sendonce/internal/invariant"
-	"github.com/sendonce/sendonce/internal/sink"
 )
 
 // localZones are the recipients' attributes.timezone values, given in turn: zones
@@ -82,53 +79,14 @@ func runLocalTimeChaos(ctx context.Context, bin string, args []string, stdout, s
 	if err := q.ChaosSubscribersSetZones(ctx, harnessstore.ChaosSubscribersSetZonesParams{Zones: localZones, AccountID: acct.ID}); err != nil {
 		return err
 	}
-	snk := sink.NewHTTP(sink.HTTPOptions{KeepDeliveries: true, Latency: *latency})
-	sinkURL, err := snk.Listen("127.0.0.1:0")
+	run, err := newAPIRun("localtime", bin, o, db.url, token, *latency, stderr)
 	if err != nil {
 		return err
 	}
-	defer snk.Close()
-	delivered := func() int64 { return snk.Stats().Unique }
-
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	env := append(o.serveEnv(db.url), "SENDONCE_HTTP_PROVIDER_URL="+sinkURL+"/send",
-		"SENDONCE_ADDR="+addr, "SENDONCE_API_RATE_PER_SECOND=0")
-	logTo := io.Discard
-	if o.Verbose {
-		logTo = stderr
-	}
-	cl := &messagesClient{base: "http://" + addr, token: token, http: &http.Client{Timeout: 10 * time.Second}}
-	var child *exec.Cmd
-	var childStarted time.Time
-	defer func() {
-		if child != nil {
-			_ = child.Process.Kill()
-			_ = child.Wait()
-		}
-	}()
-	start := time.Now()
+	defer run.close()
+	snk, cl, delivered, kill, start := run.snk, run.cl, run.delivered, run.kill, run.start
 	var rate float64 // set once the due rows are counted; 0 (unlimited) before
-	serve := func() error {
-		runEnv := append(append([]string(nil), env...), "SENDONCE_RATE_PER_SECOND="+strconv.FormatFloat(rate, 'f', 0, 64))
-		childStarted = time.Now()
-		c, err := startProcess(bin, runEnv, logTo, "serve")
-		if err != nil {
-			return err
-		}
-		child = c
-		return cl.waitReady(ctx, time.Minute)
-	}
-	kill := func(what string) {
-		_ = child.Process.Kill() // SIGKILL
-		_ = child.Wait()
-		child = nil
-		fmt.Fprintf(stderr, "chaos: localtime kill (%s) at %s, delivered %d\n", what, time.Since(start).Round(time.Millisecond), delivered())
-	}
+	serve := func() error { return run.serve(ctx, rate) }
 
 	// The campaign, due at the first whole minute at least -lead away.
 	at := time.Now().UTC().Add(*lead).Truncate(time.Minute).Add(time.Minute)
@@ -189,7 +147,7 @@ func runLocalTimeChaos(ctx context.Context, bin string, args []string, stdout, s
 
 	// The due rows go out at the minute, killed dueKills times.
 	for k := range dueKills {
-		if child == nil {
+		if run.child == nil {
 			if err := serve(); err != nil {
 				return err
 			}
@@ -203,7 +161,7 @@ func runLocalTimeChaos(ctx context.Context, bin string, args []string, stdout, s
 			return fmt.Errorf("chaos -localtime: every due row was delivered before kill %d; lower -rate", k+1)
 		}
 	}
-	if child == nil {
+	if run.child == nil {
 		if err := serve(); err != nil {
 			return err
 		}
@@ -230,10 +188,8 @@ func runLocalTimeChaos(ctx context.Context, bin string, args []string, stdout, s
 		}
 	}
 	sleepCtx(ctx, 2*time.Second) // a later row sent by mistake would show now
-	c := child
-	child = nil
-	if err := terminate(ctx, q, childStarted, c); err != nil {
-		return fmt.Errorf("chaos -localtime: the last serve did not exit cleanly on SIGTERM: %w", err)
+	if err := run.terminate(ctx, q); err != nil {
+		return err
 	}
 	if rows, err = q.ChaosLocalRows(ctx, campaignID); err != nil {
 		return err
