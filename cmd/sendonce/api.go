@@ -14,6 +14,7 @@ import (
 	"github.com/sendonce/sendonce/internal/bounce"
 	"github.com/sendonce/sendonce/internal/campaign"
 	"github.com/sendonce/sendonce/internal/config"
+	"github.com/sendonce/sendonce/internal/contentlint"
 	"github.com/sendonce/sendonce/internal/dashboard"
 	"github.com/sendonce/sendonce/internal/devinbox"
 	"github.com/sendonce/sendonce/internal/dnscheck"
@@ -119,6 +120,7 @@ func apiDeps(cfg config.Config, sh shared) (httpapi.Deps, *tracking.Service, err
 		Templates:     template.API{Service: template.NewService(pool)},
 		Media:         media.API{Service: media.NewServiceIn(pool, sh.media), PublicURL: cfg.PublicURL},
 		Layouts:       layout.API{Service: layout.NewService(pool)},
+		Lint:          contentlint.API{},
 		Transactional: messages,
 		Segments:      segment.API{Service: segment.NewService(pool, cfg.SegmentTimeout)},
 		Sequences:     sequence.NewService(pool),

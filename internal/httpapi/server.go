@@ -77,6 +77,8 @@ type Deps struct {
 	Media MediaLibrary
 	// Layouts keeps the frames Markdown content is rendered into.
 	Layouts Layouts
+	// Lint lints an email's content (POST /v1/templates/lint).
+	Lint Linter
 	// Transactional accepts and reads single messages (POST /v1/messages).
 	Transactional *transactional.Service
 	Segments      Segments
@@ -154,7 +156,7 @@ func (d Deps) required() error {
 		"Pool": d.Pool != nil, "Logger": d.Logger != nil, "Registry": d.Registry != nil,
 		"OpenAPI": len(d.OpenAPI) > 0, "Reference": d.Reference != nil, "Dashboard": d.Dashboard != nil, "Accounts": d.Accounts != nil, "Operator": d.Operator != nil, "Unsubscribe": d.Unsubscribe != nil,
 		"Webhooks": d.Webhooks != nil, "Subscribers": d.Subscribers != nil, "Suppressions": d.Suppressions != nil, "Campaigns": d.Campaigns != nil,
-		"Templates": d.Templates != nil, "Layouts": d.Layouts != nil, "Transactional": d.Transactional != nil, "Segments": d.Segments != nil,
+		"Templates": d.Templates != nil, "Layouts": d.Layouts != nil, "Lint": d.Lint != nil, "Transactional": d.Transactional != nil, "Segments": d.Segments != nil,
 		"Sequences": d.Sequences != nil, "Senders": d.Senders != nil, "Bounces": d.Bounces != nil, "Domains": d.Domains != nil,
 		"Routes": d.Routes != nil, "TestSender": d.TestSender != nil, "Events": d.Events != nil,
 		"Optin": d.Optin != nil, "Idempotency": d.Idempotency != nil,

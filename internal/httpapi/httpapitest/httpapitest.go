@@ -22,6 +22,7 @@ import (
 	"github.com/sendonce/sendonce/internal/bounce"
 	"github.com/sendonce/sendonce/internal/campaign"
 	"github.com/sendonce/sendonce/internal/config"
+	"github.com/sendonce/sendonce/internal/contentlint"
 	"github.com/sendonce/sendonce/internal/dashboard"
 	"github.com/sendonce/sendonce/internal/devinbox"
 	"github.com/sendonce/sendonce/internal/dnscheck"
@@ -118,6 +119,7 @@ func Deps(t testing.TB, pool *pgxpool.Pool, cfg config.Config) httpapi.Deps {
 		Templates:     template.API{Service: template.NewService(pool)},
 		Media:         media.API{Service: media.NewService(pool), PublicURL: cfg.PublicURL},
 		Layouts:       layout.API{Service: layout.NewService(pool)},
+		Lint:          contentlint.API{},
 		Transactional: messages,
 		Segments:      segment.API{Service: segment.NewService(pool, cfg.SegmentTimeout)},
 		Sequences:     sequence.NewService(pool),
