@@ -27,7 +27,6 @@ import (
 	"github.com/sendonce/sendonce/internal/export"
 	"github.com/sendonce/sendonce/internal/idempotency"
 	"github.com/sendonce/sendonce/internal/postgres"
-	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/sequence"
 	"github.com/sendonce/sendonce/internal/session"
 	"github.com/sendonce/sendonce/internal/subscriber"
@@ -85,14 +84,14 @@ type Deps struct {
 	// Sequences manages the accounts' sequences and tracked events.
 	Sequences *sequence.Service
 	// Senders manages the accounts' senders.
-	Senders *sender.Service
+	Senders Senders
 	// Bounces keeps the accounts' bounce mailboxes.
 	Bounces BounceMailboxes
 	// Domains checks sending domains' SPF, DKIM and DMARC.
 	Domains *dnscheck.Checker
 	// Routes builds (and caches) the providers of senders for test sends. The
 	// caller closes it.
-	Routes *sender.Router
+	Routes SenderRoutes
 	// TestSender sends campaign test messages: the deployment's provider, built and
 	// closed by the caller.
 	TestSender campaign.Sender
