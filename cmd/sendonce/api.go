@@ -126,7 +126,7 @@ func apiDeps(cfg config.Config, sh shared) (httpapi.Deps, *tracking.Service, err
 		Sequences:     sequence.NewService(pool),
 		Senders:       sender.API{Service: sh.senders},
 		Routes:        campaign.Routes{Router: sh.routes},
-		Domains:       &dnscheck.Checker{Resolver: dnscheck.NewResolver(cfg.DNSServer), CacheTTL: 5 * time.Minute},
+		Domains:       dnscheck.API{Checker: &dnscheck.Checker{Resolver: dnscheck.NewResolver(cfg.DNSServer), CacheTTL: 5 * time.Minute}},
 		TestSender:    sh.provider,
 		Events:        events,
 		Optin: optin.API{Service: optin.NewService(pool, messages, keys, optin.Options{

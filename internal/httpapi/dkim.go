@@ -9,7 +9,6 @@ import (
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/dkim"
-	"github.com/sendonce/sendonce/internal/dnscheck"
 )
 
 func toAPIDkimKey(k dkim.KeyInfo) api.DkimKey {
@@ -100,7 +99,7 @@ func (s *Server) dkimKeyChecks(ctx context.Context, keys []dkim.KeyInfo) []api.D
 // accountDkimKeys returns the account's keys of domain and the active one's
 // selector ("" when none); a domain that is not public has none.
 func (s *Server) accountDkimKeys(ctx context.Context, accountID int64, domain string) ([]dkim.KeyInfo, string, error) {
-	if _, err := dnscheck.Normalize(domain); err != nil {
+	if _, err := s.Domains.Normalize(domain); err != nil {
 		return nil, "", nil
 	}
 	keys, err := s.Senders.DKIM().List(ctx, accountID, domain)

@@ -22,7 +22,6 @@ import (
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/audit"
 	"github.com/sendonce/sendonce/internal/campaign"
-	"github.com/sendonce/sendonce/internal/dnscheck"
 	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/export"
 	"github.com/sendonce/sendonce/internal/idempotency"
@@ -88,7 +87,7 @@ type Deps struct {
 	// Bounces keeps the accounts' bounce mailboxes.
 	Bounces BounceMailboxes
 	// Domains checks sending domains' SPF, DKIM and DMARC.
-	Domains *dnscheck.Checker
+	Domains DomainChecker
 	// Routes builds (and caches) the providers of senders for test sends. The
 	// caller closes it.
 	Routes SenderRoutes

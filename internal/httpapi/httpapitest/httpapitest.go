@@ -125,7 +125,7 @@ func Deps(t testing.TB, pool *pgxpool.Pool, cfg config.Config) httpapi.Deps {
 		Sequences:     sequence.NewService(pool),
 		Senders:       sender.API{Service: senders},
 		Routes:        campaign.Routes{Router: routes},
-		Domains:       &dnscheck.Checker{Resolver: dnscheck.NewResolver(cfg.DNSServer), CacheTTL: 5 * time.Minute},
+		Domains:       dnscheck.API{Checker: &dnscheck.Checker{Resolver: dnscheck.NewResolver(cfg.DNSServer), CacheTTL: 5 * time.Minute}},
 		TestSender:    provider.NewLog(log),
 		Events:        events,
 		Optin: optin.API{Service: optin.NewService(pool, messages, keys, optin.Options{
