@@ -6,7 +6,6 @@ import (
 
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/campaign"
-	"github.com/sendonce/sendonce/internal/dkim"
 )
 
 // nonNil answers an absent list as an empty one: the spec's arrays are never null.
@@ -17,16 +16,8 @@ func nonNil[T any](xs []T) []T {
 	return xs
 }
 
-// unset is the domain's value of an optional wire field: "" when absent.
-func unset[T ~string](p *T) string {
-	if p == nil {
-		return ""
-	}
-	return string(*p)
-}
-
 // Senders manages the accounts' senders and sender pools in api types
-// (sender.API); KindFor and DKIM are the Service's own.
+// (sender.API); KindFor is the Service's own.
 type Senders interface {
 	Create(ctx context.Context, accountID int64, in api.SenderCreate) (api.Sender, error)
 	List(ctx context.Context, accountID, afterID int64, limit int) ([]api.Sender, error)
@@ -42,8 +33,6 @@ type Senders interface {
 	// KindFor is the type of sender id (of the account's default sender when id
 	// is nil, "" when there is none); found is false when id is not the account's.
 	KindFor(ctx context.Context, accountID int64, senderID *int64) (kind string, found bool, err error)
-	// DKIM keeps the accounts' DKIM signing keys.
-	DKIM() *dkim.Service
 }
 
 // SenderRoutes picks the sender of a test send (campaign.Routes).

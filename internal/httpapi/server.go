@@ -86,6 +86,8 @@ type Deps struct {
 	Senders Senders
 	// Bounces keeps the accounts' bounce mailboxes.
 	Bounces BounceMailboxes
+	// DKIM keeps the accounts' DKIM signing keys (the Senders' own).
+	DKIM DKIMKeys
 	// Domains checks sending domains' SPF, DKIM and DMARC.
 	Domains DomainChecker
 	// Routes builds (and caches) the providers of senders for test sends. The
@@ -155,7 +157,7 @@ func (d Deps) required() error {
 		"OpenAPI": len(d.OpenAPI) > 0, "Reference": d.Reference != nil, "Dashboard": d.Dashboard != nil, "Accounts": d.Accounts != nil, "Operator": d.Operator != nil, "Unsubscribe": d.Unsubscribe != nil,
 		"Webhooks": d.Webhooks != nil, "Subscribers": d.Subscribers != nil, "Suppressions": d.Suppressions != nil, "Campaigns": d.Campaigns != nil,
 		"Templates": d.Templates != nil, "Layouts": d.Layouts != nil, "Lint": d.Lint != nil, "Transactional": d.Transactional != nil, "Segments": d.Segments != nil,
-		"Sequences": d.Sequences != nil, "Senders": d.Senders != nil, "Bounces": d.Bounces != nil, "Domains": d.Domains != nil,
+		"Sequences": d.Sequences != nil, "Senders": d.Senders != nil, "Bounces": d.Bounces != nil, "DKIM": d.DKIM != nil, "Domains": d.Domains != nil,
 		"Routes": d.Routes != nil, "TestSender": d.TestSender != nil, "Events": d.Events != nil,
 		"Optin": d.Optin != nil, "Idempotency": d.Idempotency != nil,
 		"Sessions": d.Sessions != nil, "Tracking": d.Tracking != nil, "Audit": d.Audit != nil, "Users": d.Users != nil, "SSO": d.SSO != nil, "Reports": d.Reports != nil,

@@ -25,6 +25,7 @@ import (
 	"github.com/sendonce/sendonce/internal/contentlint"
 	"github.com/sendonce/sendonce/internal/dashboard"
 	"github.com/sendonce/sendonce/internal/devinbox"
+	"github.com/sendonce/sendonce/internal/dkim"
 	"github.com/sendonce/sendonce/internal/dnscheck"
 	"github.com/sendonce/sendonce/internal/egress"
 	"github.com/sendonce/sendonce/internal/erasure"
@@ -124,6 +125,7 @@ func Deps(t testing.TB, pool *pgxpool.Pool, cfg config.Config) httpapi.Deps {
 		Segments:      segment.API{Service: segment.NewService(pool, cfg.SegmentTimeout)},
 		Sequences:     sequence.NewService(pool),
 		Senders:       sender.API{Service: senders},
+		DKIM:          dkim.API{Service: senders.DKIM()},
 		Routes:        campaign.Routes{Router: routes},
 		Domains:       dnscheck.API{Checker: &dnscheck.Checker{Resolver: dnscheck.NewResolver(cfg.DNSServer), CacheTTL: 5 * time.Minute}},
 		TestSender:    provider.NewLog(log),
