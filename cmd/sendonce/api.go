@@ -14,8 +14,10 @@ import (
 	"github.com/sendonce/sendonce/internal/bounce"
 	"github.com/sendonce/sendonce/internal/campaign"
 	"github.com/sendonce/sendonce/internal/config"
+	"github.com/sendonce/sendonce/internal/contentlint"
 	"github.com/sendonce/sendonce/internal/dashboard"
 	"github.com/sendonce/sendonce/internal/devinbox"
+	"github.com/sendonce/sendonce/internal/dkim"
 	"github.com/sendonce/sendonce/internal/dnscheck"
 	"github.com/sendonce/sendonce/internal/egress"
 	"github.com/sendonce/sendonce/internal/erasure"
@@ -119,12 +121,14 @@ func apiDeps(cfg config.Config, sh shared) (httpapi.Deps, *tracking.Service, err
 		Templates:     template.API{Service: template.NewService(pool)},
 		Media:         media.API{Service: media.NewServiceIn(pool, sh.media), PublicURL: cfg.PublicURL},
 		Layouts:       layout.API{Service: layout.NewService(pool)},
+		Lint:          contentlint.API{},
 		Transactional: messages,
 		Segments:      segment.API{Service: segment.NewService(pool, cfg.SegmentTimeout)},
 		Sequences:     sequence.NewService(pool),
-		Senders:       sh.senders,
-		Routes:        sh.routes,
-		Domains:       &dnscheck.Checker{Resolver: dnscheck.NewResolver(cfg.DNSServer), CacheTTL: 5 * time.Minute},
+		Senders:       sender.API{Service: sh.senders},
+		DKIM:          dkim.API{Service: sh.senders.DKIM()},
+		Routes:        campaign.Routes{Router: sh.routes},
+		Domains:       dnscheck.API{Checker: &dnscheck.Checker{Resolver: dnscheck.NewResolver(cfg.DNSServer), CacheTTL: 5 * time.Minute}},
 		TestSender:    sh.provider,
 		Events:        events,
 		Optin: optin.API{Service: optin.NewService(pool, messages, keys, optin.Options{

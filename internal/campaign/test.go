@@ -13,6 +13,7 @@ import (
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/render"
+	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -22,6 +23,15 @@ const MaxTestRecipients = 10
 // Sender is what a test send needs of a provider.
 type Sender interface {
 	Send(ctx context.Context, m provider.Message) (providerMessageID string, err error)
+}
+
+// Routes are the providers of the accounts' senders as a test send takes them.
+type Routes struct{ *sender.Router }
+
+// Sender is sender id's provider (sender.Router.Provider).
+func (r Routes) Sender(ctx context.Context, accountID, id int64) (Sender, error) {
+	p, _, err := r.Provider(ctx, accountID, id)
+	return p, err
 }
 
 // TestResult is the outcome of a test send to one address.

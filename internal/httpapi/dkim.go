@@ -8,28 +8,26 @@ import (
 
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/apperr"
-	"github.com/sendonce/sendonce/internal/dkim"
-	"github.com/sendonce/sendonce/internal/dnscheck"
 )
 
-func toAPIDkimKey(k dkim.KeyInfo) api.DkimKey {
-	out := api.DkimKey{Id: k.ID, Domain: k.Domain, Selector: k.Selector, Algorithm: api.DkimKeyAlgorithm(k.Algorithm),
-		Active: k.Active, ActivatedAt: k.ActivatedAt, CreatedAt: k.CreatedAt}
-	out.Record.Type, out.Record.Name, out.Record.Value = "TXT", k.RecordName, k.RecordValue
-	return out
+// DKIMKeys keeps the accounts' DKIM signing keys in api types (dkim.API).
+type DKIMKeys interface {
+	List(ctx context.Context, accountID int64, domain string) ([]api.DkimKey, error)
+	Create(ctx context.Context, accountID int64, domain string, in api.DkimKeyCreate) (api.DkimKey, error)
+	Activate(ctx context.Context, accountID int64, domain string, id int64) (api.DkimKey, error)
+	Delete(ctx context.Context, accountID int64, domain string, id int64) error
+	// Published reports whether a TXT record found at key's record name carries
+	// key.
+	Published(record string, key api.DkimKey) bool
 }
 
 // listDkimKeys answers GET /v1/domains/{domain}/dkim-keys.
 func (s *Server) listDkimKeys(w http.ResponseWriter, r *http.Request) error {
-	keys, err := s.Senders.DKIM().List(r.Context(), accountID(r), chi.URLParam(r, "domain"))
+	keys, err := s.DKIM.List(r.Context(), accountID(r), chi.URLParam(r, "domain"))
 	if err != nil {
 		return err
 	}
-	out := api.DkimKeyList{Data: make([]api.DkimKey, len(keys))}
-	for i, k := range keys {
-		out.Data[i] = toAPIDkimKey(k)
-	}
-	return encode(w, http.StatusOK, out)
+	return encode(w, http.StatusOK, api.DkimKeyList{Data: keys})
 }
 
 // createDkimKey answers POST /v1/domains/{domain}/dkim-keys: 201, the key inactive.
@@ -38,11 +36,11 @@ func (s *Server) createDkimKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	k, err := s.Senders.DKIM().Create(r.Context(), accountID(r), chi.URLParam(r, "domain"), unset(in.Selector), string(unset(in.Algorithm)))
+	k, err := s.DKIM.Create(r.Context(), accountID(r), chi.URLParam(r, "domain"), in)
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusCreated, toAPIDkimKey(k))
+	return encode(w, http.StatusCreated, k)
 }
 
 // activateDkimKey answers POST /v1/domains/{domain}/dkim-keys/{id}/activate.
@@ -51,11 +49,11 @@ func (s *Server) activateDkimKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	k, err := s.Senders.DKIM().Activate(r.Context(), accountID(r), chi.URLParam(r, "domain"), id)
+	k, err := s.DKIM.Activate(r.Context(), accountID(r), chi.URLParam(r, "domain"), id)
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, toAPIDkimKey(k))
+	return encode(w, http.StatusOK, k)
 }
 
 // deleteDkimKey answers DELETE /v1/domains/{domain}/dkim-keys/{id}.
@@ -64,7 +62,7 @@ func (s *Server) deleteDkimKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.Senders.DKIM().Delete(r.Context(), accountID(r), chi.URLParam(r, "domain"), id); err != nil {
+	if err := s.DKIM.Delete(r.Context(), accountID(r), chi.URLParam(r, "domain"), id); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -73,21 +71,21 @@ func (s *Server) deleteDkimKey(w http.ResponseWriter, r *http.Request) error {
 
 // dkimKeyChecks looks each of the account's keys of domain up at its record's
 // name and says whether the key published there is this one.
-func (s *Server) dkimKeyChecks(ctx context.Context, keys []dkim.KeyInfo) []api.DomainCheckDkimKey {
+func (s *Server) dkimKeyChecks(ctx context.Context, keys []api.DkimKey) []api.DomainCheckDkimKey {
 	out := make([]api.DomainCheckDkimKey, len(keys))
 	for i, k := range keys {
-		c := api.DomainCheckDkimKey{Id: k.ID, Selector: k.Selector, Active: k.Active}
+		c := api.DomainCheckDkimKey{Id: k.Id, Selector: k.Selector, Active: k.Active}
 		recs, err := s.Domains.DKIMRecords(ctx, k.Selector, k.Domain)
 		switch {
 		case err != nil:
-			c.Status, c.Detail = "unknown", "the lookup of "+k.RecordName+" failed: "+err.Error()
+			c.Status, c.Detail = "unknown", "the lookup of "+k.Record.Name+" failed: "+err.Error()
 		case len(recs) == 0:
-			c.Status, c.Detail = "missing", "no DKIM record at "+k.RecordName+": publish TXT \""+k.RecordValue+"\""
+			c.Status, c.Detail = "missing", "no DKIM record at "+k.Record.Name+": publish TXT \""+k.Record.Value+"\""
 		default:
-			c.Status, c.Detail = "mismatch", "the record at "+k.RecordName+" holds another key: publish TXT \""+k.RecordValue+"\" instead"
+			c.Status, c.Detail = "mismatch", "the record at "+k.Record.Name+" holds another key: publish TXT \""+k.Record.Value+"\" instead"
 			for _, rec := range recs {
-				if dkim.Published(rec, k.Algorithm, k.PublicKey) {
-					c.Status, c.Detail = "match", "the record at "+k.RecordName+" carries this key"
+				if s.DKIM.Published(rec, k) {
+					c.Status, c.Detail = "match", "the record at "+k.Record.Name+" carries this key"
 					break
 				}
 			}
@@ -99,11 +97,11 @@ func (s *Server) dkimKeyChecks(ctx context.Context, keys []dkim.KeyInfo) []api.D
 
 // accountDkimKeys returns the account's keys of domain and the active one's
 // selector ("" when none); a domain that is not public has none.
-func (s *Server) accountDkimKeys(ctx context.Context, accountID int64, domain string) ([]dkim.KeyInfo, string, error) {
-	if _, err := dnscheck.Normalize(domain); err != nil {
+func (s *Server) accountDkimKeys(ctx context.Context, accountID int64, domain string) ([]api.DkimKey, string, error) {
+	if _, err := s.Domains.Normalize(domain); err != nil {
 		return nil, "", nil
 	}
-	keys, err := s.Senders.DKIM().List(ctx, accountID, domain)
+	keys, err := s.DKIM.List(ctx, accountID, domain)
 	if err != nil && !apperr.Is(err, apperr.Invalid) {
 		return nil, "", err
 	}

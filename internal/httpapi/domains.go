@@ -9,39 +9,25 @@ import (
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/campaign"
-	"github.com/sendonce/sendonce/internal/dnscheck"
 )
 
-func toAPIDomainCheck(r dnscheck.Result) api.DomainCheck {
-	rec := func(c dnscheck.Check) api.DomainRecordCheck {
-		out := api.DomainRecordCheck{Status: api.DomainRecordCheckStatus(c.Status), Records: c.Records, Detail: c.Detail}
-		if out.Records == nil {
-			out.Records = []string{}
-		}
-		if c.Selector != "" {
-			out.Selector = &c.Selector
-		}
-		return out
-	}
-	pub := make([]struct {
-		Name  string `json:"name"`
-		Type  string `json:"type"`
-		Value string `json:"value"`
-		Why   string `json:"why"`
-	}, len(r.Publish))
-	for i, p := range r.Publish {
-		pub[i].Name, pub[i].Type, pub[i].Value, pub[i].Why = p.Name, p.Type, p.Value, p.Why
-	}
-	align := func(a dnscheck.Alignment) api.DomainAlignment {
-		mode := api.DomainAlignmentMode("relaxed")
-		if a.Strict {
-			mode = "strict"
-		}
-		return api.DomainAlignment{Domain: a.Domain, Mode: mode, Aligned: a.Aligned, Authorized: a.Authorized, Detail: a.Detail}
-	}
-	return api.DomainCheck{Domain: r.Domain, Ok: r.OK, Aligned: r.Aligned, Spf: rec(r.SPF), Dkim: rec(r.DKIM),
-		Dmarc: rec(r.DMARC), DmarcPolicy: r.DMARCPolicy, SpfAlignment: align(r.SPFAlignment),
-		DkimAlignment: align(r.DKIMAlignment), Publish: pub, DkimKeys: []api.DomainCheckDkimKey{}}
+// DomainChecker checks sending domains' SPF, DKIM and DMARC in api types
+// (dnscheck.API).
+type DomainChecker interface {
+	// Normalize is domain in the form it is checked in; the error says why it is
+	// not a public domain name.
+	Normalize(domain string) (string, error)
+	// ValidSelector reports whether s is DNS labels.
+	ValidSelector(s string) bool
+	// Check checks domain with the envelope domain, DKIM domain and SPF mechanism
+	// in asks, for a sender of kind and the DKIM selectors given (nil: the kind's
+	// usual ones).
+	Check(ctx context.Context, domain string, in api.DomainCheckRequest, kind string, selectors []string) (api.DomainCheck, error)
+	// Approval checks the From domain of a campaign about to be approved: a
+	// domain that is not public fails every check.
+	Approval(ctx context.Context, domain, kind string) api.DomainCheck
+	// DKIMRecords are the DKIM records published at selector._domainkey.domain.
+	DKIMRecords(ctx context.Context, selector, domain string) ([]string, error)
 }
 
 // spfMechanismRe is one SPF mechanism with its argument (RFC 7208 §5): the
@@ -69,54 +55,49 @@ func (s *Server) checkDomain(w http.ResponseWriter, r *http.Request) error {
 	if at := strings.LastIndexByte(d, '@'); at >= 0 {
 		d = d[at+1:]
 	}
-	if _, err := dnscheck.Normalize(d); err != nil {
+	if _, err := s.Domains.Normalize(d); err != nil {
 		return apperr.Invalidf("/domain", "%s", err.Error())
 	}
-	o := dnscheck.Options{}
 	for _, f := range []struct {
 		v       *string
-		to      *string
 		pointer string
-	}{{in.EnvelopeDomain, &o.EnvelopeDomain, "/envelope_domain"}, {in.DkimDomain, &o.DKIMDomain, "/dkim_domain"}} {
+	}{{in.EnvelopeDomain, "/envelope_domain"}, {in.DkimDomain, "/dkim_domain"}} {
 		if f.v == nil {
 			continue
 		}
-		if _, err := dnscheck.Normalize(*f.v); err != nil {
+		if _, err := s.Domains.Normalize(*f.v); err != nil {
 			return apperr.Invalidf(f.pointer, "%s", err.Error())
 		}
-		*f.to = *f.v
 	}
 	if in.SpfInclude != nil {
 		if !spfMechanismRe.MatchString(*in.SpfInclude) {
 			return apperr.Invalidf("/spf_include", "spf_include must be one SPF mechanism with its argument, such as include:_spf.example.net or ip4:192.0.2.1")
 		}
-		o.SPFMechanism = *in.SpfInclude
 	}
+	var selectors []string
 	if in.DkimSelector != nil {
-		if !dnscheck.ValidSelector(*in.DkimSelector) {
+		if !s.Domains.ValidSelector(*in.DkimSelector) {
 			return apperr.Invalidf("/dkim_selector", "dkim_selector must be DNS labels (letters, digits, hyphens, dots)")
 		}
-		o.Selectors = []string{*in.DkimSelector}
+		selectors = []string{*in.DkimSelector}
 	}
 	kind, err := s.senderKind(r.Context(), accountID(r), in.SenderId, "/sender_id")
 	if err != nil {
 		return err
 	}
-	o.Kind = kind
 	// The account's own keys: the active one's selector is where its mail's
 	// signatures point, so that is the DKIM key to check.
 	keys, active, err := s.accountDkimKeys(r.Context(), accountID(r), d)
 	if err != nil {
 		return err
 	}
-	if active != "" && in.DkimSelector == nil && o.DKIMDomain == "" {
-		o.Selectors = []string{active}
+	if active != "" && in.DkimSelector == nil && deref(in.DkimDomain) == "" {
+		selectors = []string{active}
 	}
-	res, err := s.Domains.Check(r.Context(), d, o)
+	out, err := s.Domains.Check(r.Context(), d, in, kind, selectors)
 	if err != nil {
 		return err
 	}
-	out := toAPIDomainCheck(res)
 	out.DkimKeys = s.dkimKeyChecks(r.Context(), keys)
 	return encode(w, http.StatusOK, out)
 }
@@ -143,16 +124,11 @@ func (s *Server) approvalDomainCheck(ctx context.Context, accountID, id int64) (
 	if err != nil {
 		return nil, nil, err
 	}
-	res, err := s.Domains.Check(ctx, d, dnscheck.Options{Kind: kind})
-	if err != nil {
-		// Not a public domain: it cannot pass.
-		res = dnscheck.Result{Domain: d, SPF: dnscheck.Check{Status: dnscheck.Invalid, Detail: err.Error()},
-			DKIM: dnscheck.Check{Status: dnscheck.Invalid, Detail: err.Error()}, DMARC: dnscheck.Check{Status: dnscheck.Invalid, Detail: err.Error()}}
-	}
-	out := toAPIDomainCheck(res)
-	if mode == "refuse" && !res.OK && res.SPF.Status != dnscheck.Unknown && res.DKIM.Status != dnscheck.Unknown &&
-		res.DMARC.Status != dnscheck.Unknown && c.Status == campaign.StatusDraft {
-		e := apperr.Invalidf("/from_email", "the From domain %s does not pass SPF, DKIM and DMARC (aligned): see domain_check for what to publish", res.Domain)
+	out := s.Domains.Approval(ctx, d, kind)
+	if mode == "refuse" && !out.Ok && out.Spf.Status != api.DomainRecordCheckStatusUnknown &&
+		out.Dkim.Status != api.DomainRecordCheckStatusUnknown && out.Dmarc.Status != api.DomainRecordCheckStatusUnknown &&
+		c.Status == campaign.StatusDraft {
+		e := apperr.Invalidf("/from_email", "the From domain %s does not pass SPF, DKIM and DMARC (aligned): see domain_check for what to publish", out.Domain)
 		e.Extra = map[string]any{"domain_check": out}
 		return nil, nil, e
 	}

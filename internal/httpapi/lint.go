@@ -4,8 +4,12 @@ import (
 	"net/http"
 
 	"github.com/sendonce/sendonce/api"
-	"github.com/sendonce/sendonce/internal/contentlint"
 )
+
+// Linter lints an email's content (contentlint.API).
+type Linter interface {
+	Lint(in api.LintRequest) api.LintResult
+}
 
 // lintContent answers what the lint finds in an email's content: advice shown
 // before approval, never a refusal.
@@ -14,18 +18,5 @@ func (s *Server) lintContent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	c := contentlint.Content{Kind: contentlint.Campaign, Subject: in.Subject, HTML: deref(in.Html), Text: deref(in.Text)}
-	if in.Kind != nil {
-		c.Kind = contentlint.Kind(*in.Kind)
-	}
-	out := api.LintResult{Findings: []api.LintFinding{}}
-	for _, f := range contentlint.Lint(c) {
-		lf := api.LintFinding{Rule: f.Rule, Severity: api.LintFindingSeverity(f.Severity), Field: f.Field, Message: f.Message}
-		if f.Excerpt != "" {
-			e := f.Excerpt
-			lf.Excerpt = &e
-		}
-		out.Findings = append(out.Findings, lf)
-	}
-	return encode(w, http.StatusOK, out)
+	return encode(w, http.StatusOK, s.Lint.Lint(in))
 }

@@ -4,12 +4,7 @@ import (
 	"net/http"
 
 	"github.com/sendonce/sendonce/api"
-	"github.com/sendonce/sendonce/internal/sender"
 )
-
-func toAPISenderPool(p sender.Pool) api.SenderPool {
-	return api.SenderPool{Id: p.ID, Name: p.Name, Senders: nonNil(p.Senders), CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
-}
 
 // createSenderPool answers POST /v1/sender-pools.
 func (s *Server) createSenderPool(w http.ResponseWriter, r *http.Request) error {
@@ -17,11 +12,11 @@ func (s *Server) createSenderPool(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	p, err := s.Senders.CreatePool(r.Context(), accountID(r), sender.PoolInput{Name: in.Name, Senders: in.Senders})
+	p, err := s.Senders.CreatePool(r.Context(), accountID(r), in)
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusCreated, toAPISenderPool(p))
+	return encode(w, http.StatusCreated, p)
 }
 
 // listSenderPools answers GET /v1/sender-pools?limit=&cursor=.
@@ -34,12 +29,8 @@ func (s *Server) listSenderPools(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rows, next := pageOf(r, "sender-pools", p, rows, func(x sender.Pool) cursor { return cursor{ID: x.ID} })
-	out := api.SenderPoolPage{Data: make([]api.SenderPool, len(rows)), NextCursor: next}
-	for i, x := range rows {
-		out.Data[i] = toAPISenderPool(x)
-	}
-	return encode(w, http.StatusOK, out)
+	rows, next := pageOf(r, "sender-pools", p, rows, func(x api.SenderPool) cursor { return cursor{ID: x.Id} })
+	return encode(w, http.StatusOK, api.SenderPoolPage{Data: rows, NextCursor: next})
 }
 
 // getSenderPool answers GET /v1/sender-pools/{id}.
@@ -52,7 +43,7 @@ func (s *Server) getSenderPool(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, toAPISenderPool(p))
+	return encode(w, http.StatusOK, p)
 }
 
 // updateSenderPool answers PATCH /v1/sender-pools/{id}.
@@ -65,11 +56,11 @@ func (s *Server) updateSenderPool(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	p, err := s.Senders.UpdatePool(r.Context(), accountID(r), id, sender.PoolPatch{Name: in.Name, Senders: in.Senders})
+	p, err := s.Senders.UpdatePool(r.Context(), accountID(r), id, in)
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, toAPISenderPool(p))
+	return encode(w, http.StatusOK, p)
 }
 
 // deleteSenderPool answers DELETE /v1/sender-pools/{id}.

@@ -1,15 +1,11 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
-	"slices"
-	"time"
-
-	openapi_types "github.com/oapi-codegen/runtime/types"
 
 	"github.com/sendonce/sendonce/api"
-	"github.com/sendonce/sendonce/internal/pacing"
-	"github.com/sendonce/sendonce/internal/sender"
+	"github.com/sendonce/sendonce/internal/campaign"
 )
 
 // nonNil answers an absent list as an empty one: the spec's arrays are never null.
@@ -20,148 +16,32 @@ func nonNil[T any](xs []T) []T {
 	return xs
 }
 
-// ifSet is a pointer to s, or nil for "": the domain's empty string is the wire's
-// absent field.
-func ifSet[T ~string](s string) *T {
-	if s == "" {
-		return nil
-	}
-	v := T(s)
-	return &v
+// Senders manages the accounts' senders and sender pools in api types
+// (sender.API); KindFor is the Service's own.
+type Senders interface {
+	Create(ctx context.Context, accountID int64, in api.SenderCreate) (api.Sender, error)
+	List(ctx context.Context, accountID, afterID int64, limit int) ([]api.Sender, error)
+	Get(ctx context.Context, accountID, id int64) (api.Sender, error)
+	Update(ctx context.Context, accountID, id int64, in api.SenderUpdate) (api.Sender, error)
+	Delete(ctx context.Context, accountID, id int64) error
+	Verify(ctx context.Context, accountID, id int64) (api.SenderVerifyResult, error)
+	CreatePool(ctx context.Context, accountID int64, in api.SenderPoolCreate) (api.SenderPool, error)
+	ListPools(ctx context.Context, accountID, afterID int64, limit int) ([]api.SenderPool, error)
+	GetPool(ctx context.Context, accountID, id int64) (api.SenderPool, error)
+	UpdatePool(ctx context.Context, accountID, id int64, in api.SenderPoolUpdate) (api.SenderPool, error)
+	DeletePool(ctx context.Context, accountID, id int64) error
+	// KindFor is the type of sender id (of the account's default sender when id
+	// is nil, "" when there is none); found is false when id is not the account's.
+	KindFor(ctx context.Context, accountID int64, senderID *int64) (kind string, found bool, err error)
 }
 
-// unset is the domain's value of an optional wire field: "" when absent.
-func unset[T ~string](p *T) string {
-	if p == nil {
-		return ""
-	}
-	return string(*p)
-}
-
-func toAPISender(s sender.Sender) api.Sender {
-	out := api.Sender{Id: s.ID, Name: s.Name, Type: api.SenderType(s.Type), Settings: toAPISenderSettings(s.Settings),
-		CredentialsHint: s.CredentialsHint, RatePerSecond: s.RatePerSecond, MaxConnections: s.MaxConnections,
-		AllowedFrom: nonNil(s.AllowedFrom), Default: s.Default, Idempotent: s.Idempotent,
-		PausedReason: s.PausedReason, PausedAt: s.PausedAt, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
-		DomainLimits: toAPIDomainLimits(s.DomainLimits), Warmup: toAPIWarmup(s.Warmup)}
-	if d := s.WarmupToday; d != nil {
-		out.WarmupToday = &api.SenderWarmupToday{Day: openapi_types.Date{Time: d.Day}, DayNumber: d.DayNumber,
-			Cap: d.Cap, Used: d.Used}
-	}
-	return out
-}
-
-func toAPIDomainLimits(in []pacing.DomainLimit) []api.SenderDomainLimit {
-	out := make([]api.SenderDomainLimit, len(in))
-	for i, l := range in {
-		out[i] = api.SenderDomainLimit{Group: ifSet[api.SenderDomainLimitGroup](l.Group), Domain: ifSet[string](l.Domain),
-			PerSecond: l.PerSecond}
-	}
-	return out
-}
-
-func toAPIWarmup(w *pacing.Warmup) *api.SenderWarmup {
-	if w == nil {
-		return nil
-	}
-	out := &api.SenderWarmup{Preset: ifSet[api.SenderWarmupPreset](w.Preset)}
-	out.Start.Time, _ = time.Parse(time.DateOnly, w.Start)
-	if len(w.Caps) > 0 {
-		caps := slices.Clone(w.Caps)
-		out.Caps = &caps
-	}
-	return out
-}
-
-func domainLimits(in *[]api.SenderDomainLimit) []pacing.DomainLimit {
-	if in == nil {
-		return nil
-	}
-	out := make([]pacing.DomainLimit, len(*in))
-	for i, l := range *in {
-		out[i] = pacing.DomainLimit{Group: unset(l.Group), Domain: unset(l.Domain), PerSecond: l.PerSecond}
-	}
-	return out
-}
-
-func warmup(in *api.SenderWarmup) *pacing.Warmup {
-	if in == nil {
-		return nil
-	}
-	out := &pacing.Warmup{Preset: unset(in.Preset), Start: in.Start.Format(time.DateOnly)}
-	if in.Caps != nil {
-		out.Caps = slices.Clone(*in.Caps)
-	}
-	return out
-}
-
-func toAPISenderSettings(s sender.Settings) api.SenderSettings {
-	out := api.SenderSettings{Host: ifSet[string](s.Host), Security: ifSet[api.SenderSettingsSecurity](s.Security),
-		Username: ifSet[string](s.Username), Url: ifSet[string](s.URL), Endpoint: ifSet[string](s.Endpoint),
-		Region: ifSet[string](s.Region), Domain: ifSet[string](s.Domain), MessageStream: ifSet[string](s.MessageStream),
-		ConfigurationSet: ifSet[string](s.ConfigurationSet), DkimSign: s.DKIMSign,
-		BounceDomain: ifSet[string](s.BounceDomain)}
-	if s.Port != 0 {
-		out.Port = &s.Port
-	}
-	return out
-}
-
-func senderSettings(in *api.SenderSettings) sender.Settings {
-	if in == nil {
-		return sender.Settings{}
-	}
-	out := sender.Settings{Host: unset(in.Host), Security: unset(in.Security), Username: unset(in.Username),
-		URL: unset(in.Url), Endpoint: unset(in.Endpoint), Region: unset(in.Region), Domain: unset(in.Domain),
-		MessageStream: unset(in.MessageStream), ConfigurationSet: unset(in.ConfigurationSet), DKIMSign: in.DkimSign,
-		BounceDomain: unset(in.BounceDomain)}
-	if in.Port != nil {
-		out.Port = *in.Port
-	}
-	return out
-}
-
-func senderCredentials(in *api.SenderCredentials) *sender.Credentials {
-	if in == nil {
-		return nil
-	}
-	return &sender.Credentials{Password: unset(in.Password), Authorization: unset(in.Authorization),
-		APIKey: unset(in.ApiKey), ServerToken: unset(in.ServerToken), AccessKeyID: unset(in.AccessKeyId),
-		SecretAccessKey: unset(in.SecretAccessKey)}
-}
-
-func senderInput(in api.SenderCreate) sender.Input {
-	out := sender.Input{Name: in.Name, Type: string(in.Type), Settings: senderSettings(in.Settings),
-		Credentials: senderCredentials(in.Credentials)}
-	if in.RatePerSecond != nil {
-		out.RatePerSecond = *in.RatePerSecond
-	}
-	if in.MaxConnections != nil {
-		out.MaxConnections = *in.MaxConnections
-	}
-	if in.AllowedFrom != nil {
-		out.AllowedFrom = *in.AllowedFrom
-	}
-	if in.Default != nil {
-		out.Default = *in.Default
-	}
-	out.DomainLimits, out.Warmup = domainLimits(in.DomainLimits), warmup(in.Warmup)
-	return out
-}
-
-func senderPatch(in api.SenderUpdate) sender.Patch {
-	out := sender.Patch{Name: in.Name, Credentials: senderCredentials(in.Credentials), RatePerSecond: in.RatePerSecond,
-		MaxConnections: in.MaxConnections, AllowedFrom: in.AllowedFrom, Default: in.Default}
-	if in.Settings != nil {
-		s := senderSettings(in.Settings)
-		out.Settings = &s
-	}
-	if in.DomainLimits != nil {
-		l := domainLimits(in.DomainLimits)
-		out.DomainLimits = &l
-	}
-	out.Warmup, out.ClearWarmup = warmup(in.Warmup), in.ClearWarmup != nil && *in.ClearWarmup
-	return out
+// SenderRoutes picks the sender of a test send (campaign.Routes).
+type SenderRoutes interface {
+	// Resolve is the sender id of a campaign's senderID (else the account's
+	// default); ok is false when the deployment's provider sends.
+	Resolve(ctx context.Context, accountID int64, senderID *int64) (id int64, ok bool, err error)
+	// Sender is sender id's provider.
+	Sender(ctx context.Context, accountID, id int64) (campaign.Sender, error)
 }
 
 // createSender answers POST /v1/senders. Credentials are accepted and never
@@ -171,11 +51,11 @@ func (s *Server) createSender(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	sn, err := s.Senders.Create(r.Context(), accountID(r), senderInput(in))
+	sn, err := s.Senders.Create(r.Context(), accountID(r), in)
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusCreated, toAPISender(sn))
+	return encode(w, http.StatusCreated, sn)
 }
 
 // listSenders answers GET /v1/senders?limit=&cursor=.
@@ -188,12 +68,8 @@ func (s *Server) listSenders(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rows, next := pageOf(r, "senders", p, rows, func(x sender.Sender) cursor { return cursor{ID: x.ID} })
-	out := api.SenderPage{Data: make([]api.Sender, len(rows)), NextCursor: next}
-	for i, x := range rows {
-		out.Data[i] = toAPISender(x)
-	}
-	return encode(w, http.StatusOK, out)
+	rows, next := pageOf(r, "senders", p, rows, func(x api.Sender) cursor { return cursor{ID: x.Id} })
+	return encode(w, http.StatusOK, api.SenderPage{Data: rows, NextCursor: next})
 }
 
 // getSender answers GET /v1/senders/{id}.
@@ -206,7 +82,7 @@ func (s *Server) getSender(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, toAPISender(sn))
+	return encode(w, http.StatusOK, sn)
 }
 
 // updateSender answers PATCH /v1/senders/{id}.
@@ -219,11 +95,11 @@ func (s *Server) updateSender(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	sn, err := s.Senders.Update(r.Context(), accountID(r), id, senderPatch(in))
+	sn, err := s.Senders.Update(r.Context(), accountID(r), id, in)
 	if err != nil {
 		return err
 	}
-	return encode(w, http.StatusOK, toAPISender(sn))
+	return encode(w, http.StatusOK, sn)
 }
 
 // deleteSender answers DELETE /v1/senders/{id}.
@@ -250,6 +126,5 @@ func (s *Server) verifySender(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := api.SenderVerifyResult{Ok: res.OK, Message: res.Message, Step: ifSet[api.SenderVerifyResultStep](res.Step)}
-	return encode(w, http.StatusOK, out)
+	return encode(w, http.StatusOK, res)
 }

@@ -22,12 +22,10 @@ import (
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/audit"
 	"github.com/sendonce/sendonce/internal/campaign"
-	"github.com/sendonce/sendonce/internal/dnscheck"
 	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/export"
 	"github.com/sendonce/sendonce/internal/idempotency"
 	"github.com/sendonce/sendonce/internal/postgres"
-	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/sequence"
 	"github.com/sendonce/sendonce/internal/session"
 	"github.com/sendonce/sendonce/internal/subscriber"
@@ -77,20 +75,24 @@ type Deps struct {
 	Media MediaLibrary
 	// Layouts keeps the frames Markdown content is rendered into.
 	Layouts Layouts
+	// Lint lints an email's content (POST /v1/templates/lint).
+	Lint Linter
 	// Transactional accepts and reads single messages (POST /v1/messages).
 	Transactional *transactional.Service
 	Segments      Segments
 	// Sequences manages the accounts' sequences and tracked events.
 	Sequences *sequence.Service
 	// Senders manages the accounts' senders.
-	Senders *sender.Service
+	Senders Senders
 	// Bounces keeps the accounts' bounce mailboxes.
 	Bounces BounceMailboxes
+	// DKIM keeps the accounts' DKIM signing keys (the Senders' own).
+	DKIM DKIMKeys
 	// Domains checks sending domains' SPF, DKIM and DMARC.
-	Domains *dnscheck.Checker
+	Domains DomainChecker
 	// Routes builds (and caches) the providers of senders for test sends. The
 	// caller closes it.
-	Routes *sender.Router
+	Routes SenderRoutes
 	// TestSender sends campaign test messages: the deployment's provider, built and
 	// closed by the caller.
 	TestSender campaign.Sender
@@ -154,8 +156,8 @@ func (d Deps) required() error {
 		"Pool": d.Pool != nil, "Logger": d.Logger != nil, "Registry": d.Registry != nil,
 		"OpenAPI": len(d.OpenAPI) > 0, "Reference": d.Reference != nil, "Dashboard": d.Dashboard != nil, "Accounts": d.Accounts != nil, "Operator": d.Operator != nil, "Unsubscribe": d.Unsubscribe != nil,
 		"Webhooks": d.Webhooks != nil, "Subscribers": d.Subscribers != nil, "Suppressions": d.Suppressions != nil, "Campaigns": d.Campaigns != nil,
-		"Templates": d.Templates != nil, "Layouts": d.Layouts != nil, "Transactional": d.Transactional != nil, "Segments": d.Segments != nil,
-		"Sequences": d.Sequences != nil, "Senders": d.Senders != nil, "Bounces": d.Bounces != nil, "Domains": d.Domains != nil,
+		"Templates": d.Templates != nil, "Layouts": d.Layouts != nil, "Lint": d.Lint != nil, "Transactional": d.Transactional != nil, "Segments": d.Segments != nil,
+		"Sequences": d.Sequences != nil, "Senders": d.Senders != nil, "Bounces": d.Bounces != nil, "DKIM": d.DKIM != nil, "Domains": d.Domains != nil,
 		"Routes": d.Routes != nil, "TestSender": d.TestSender != nil, "Events": d.Events != nil,
 		"Optin": d.Optin != nil, "Idempotency": d.Idempotency != nil,
 		"Sessions": d.Sessions != nil, "Tracking": d.Tracking != nil, "Audit": d.Audit != nil, "Users": d.Users != nil, "SSO": d.SSO != nil, "Reports": d.Reports != nil,

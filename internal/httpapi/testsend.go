@@ -27,7 +27,7 @@ func (s *Server) testCampaign(w http.ResponseWriter, r *http.Request) error {
 	if sid, ok, err := s.Routes.Resolve(r.Context(), accountID(r), c.SenderID); err != nil {
 		return err
 	} else if ok {
-		p, _, err := s.Routes.Provider(r.Context(), accountID(r), sid)
+		p, err := s.Routes.Sender(r.Context(), accountID(r), sid)
 		if err != nil {
 			return apperr.New(apperr.Conflict, "sender %d cannot be used: %v", sid, err)
 		}

@@ -22,8 +22,10 @@ import (
 	"github.com/sendonce/sendonce/internal/bounce"
 	"github.com/sendonce/sendonce/internal/campaign"
 	"github.com/sendonce/sendonce/internal/config"
+	"github.com/sendonce/sendonce/internal/contentlint"
 	"github.com/sendonce/sendonce/internal/dashboard"
 	"github.com/sendonce/sendonce/internal/devinbox"
+	"github.com/sendonce/sendonce/internal/dkim"
 	"github.com/sendonce/sendonce/internal/dnscheck"
 	"github.com/sendonce/sendonce/internal/egress"
 	"github.com/sendonce/sendonce/internal/erasure"
@@ -118,12 +120,14 @@ func Deps(t testing.TB, pool *pgxpool.Pool, cfg config.Config) httpapi.Deps {
 		Templates:     template.API{Service: template.NewService(pool)},
 		Media:         media.API{Service: media.NewService(pool), PublicURL: cfg.PublicURL},
 		Layouts:       layout.API{Service: layout.NewService(pool)},
+		Lint:          contentlint.API{},
 		Transactional: messages,
 		Segments:      segment.API{Service: segment.NewService(pool, cfg.SegmentTimeout)},
 		Sequences:     sequence.NewService(pool),
-		Senders:       senders,
-		Routes:        routes,
-		Domains:       &dnscheck.Checker{Resolver: dnscheck.NewResolver(cfg.DNSServer), CacheTTL: 5 * time.Minute},
+		Senders:       sender.API{Service: senders},
+		DKIM:          dkim.API{Service: senders.DKIM()},
+		Routes:        campaign.Routes{Router: routes},
+		Domains:       dnscheck.API{Checker: &dnscheck.Checker{Resolver: dnscheck.NewResolver(cfg.DNSServer), CacheTTL: 5 * time.Minute}},
 		TestSender:    provider.NewLog(log),
 		Events:        events,
 		Optin: optin.API{Service: optin.NewService(pool, messages, keys, optin.Options{
