@@ -178,6 +178,29 @@ func (q *Queries) FactorySubscribers(ctx context.Context, arg FactorySubscribers
 	return result.RowsAffected(), nil
 }
 
+const factorySuppression = `-- name: FactorySuppression :exec
+INSERT INTO suppressions (account_id, email_lower, reason, source)
+VALUES ($1, lower($2::text), $3, $4)
+`
+
+type FactorySuppressionParams struct {
+	AccountID int64
+	Email     string
+	Reason    string
+	Source    string
+}
+
+// The row alone: no suppression.created event, unlike the product's suppression add.
+func (q *Queries) FactorySuppression(ctx context.Context, arg FactorySuppressionParams) error {
+	_, err := q.db.Exec(ctx, factorySuppression,
+		arg.AccountID,
+		arg.Email,
+		arg.Reason,
+		arg.Source,
+	)
+	return err
+}
+
 const factoryTrackedLink = `-- name: FactoryTrackedLink :exec
 INSERT INTO tracked_links (account_id, campaign_id, idx, url) VALUES ($1, $2, $3, $4)
 `
@@ -195,6 +218,35 @@ func (q *Queries) FactoryTrackedLink(ctx context.Context, arg FactoryTrackedLink
 		arg.CampaignID,
 		arg.Idx,
 		arg.Url,
+	)
+	return err
+}
+
+const factoryTrackingHit = `-- name: FactoryTrackingHit :exec
+INSERT INTO tracking_hits (account_id, campaign_id, send_id, kind, link_idx, occurred_at, method, suspected_bot)
+VALUES ($1, $2, $3, $4, $5, $6, 'GET', $7)
+`
+
+type FactoryTrackingHitParams struct {
+	AccountID    int64
+	CampaignID   int64
+	SendID       int64
+	Kind         string
+	LinkIdx      int32
+	OccurredAt   time.Time
+	SuspectedBot bool
+}
+
+// A hit on a campaign send as the tracker records it, with no user agent and no bot reasons.
+func (q *Queries) FactoryTrackingHit(ctx context.Context, arg FactoryTrackingHitParams) error {
+	_, err := q.db.Exec(ctx, factoryTrackingHit,
+		arg.AccountID,
+		arg.CampaignID,
+		arg.SendID,
+		arg.Kind,
+		arg.LinkIdx,
+		arg.OccurredAt,
+		arg.SuspectedBot,
 	)
 	return err
 }

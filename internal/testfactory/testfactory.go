@@ -184,6 +184,38 @@ func (f *Factory) TrackedLinks(t testing.TB, accountID, campaignID int64, urls .
 	}
 }
 
+// Suppression suppresses the address in the account for the reason (unsubscribe,
+// hard_bounce, complaint or manual), recording source as where it came from. It
+// writes the row alone, without the suppression.created event the product's
+// suppression add also writes.
+func (f *Factory) Suppression(t testing.TB, accountID int64, email, reason, source string) {
+	t.Helper()
+	if err := f.h.FactorySuppression(t.Context(), harnessstore.FactorySuppressionParams{AccountID: accountID,
+		Email: email, Reason: reason, Source: source}); err != nil {
+		t.Fatalf("testfactory: suppression of %q: %v", email, err)
+	}
+}
+
+// TrackingHit is a hit on a campaign send to record: an open (Link 0) or a click
+// on the campaign's link numbered Link (0: the honeypot), by a GET at At.
+type TrackingHit struct {
+	Kind         string
+	Link         int32
+	At           time.Time
+	SuspectedBot bool
+}
+
+// TrackingHit records the hit on the campaign's send, with no user agent and no
+// bot reasons.
+func (f *Factory) TrackingHit(t testing.TB, accountID, campaignID, sendID int64, h TrackingHit) {
+	t.Helper()
+	if err := f.h.FactoryTrackingHit(t.Context(), harnessstore.FactoryTrackingHitParams{AccountID: accountID,
+		CampaignID: campaignID, SendID: sendID, Kind: h.Kind, LinkIdx: h.Link, OccurredAt: h.At,
+		SuspectedBot: h.SuspectedBot}); err != nil {
+		t.Fatalf("testfactory: %s hit on send %d: %v", h.Kind, sendID, err)
+	}
+}
+
 func or(s, otherwise string) string {
 	if s == "" {
 		return otherwise

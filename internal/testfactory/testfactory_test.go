@@ -82,6 +82,27 @@ func TestRowsAsDescribed(t *testing.T) {
 	require.NoError(t, pool.QueryRow(t.Context(), `SELECT array_agg(url ORDER BY idx) FROM tracked_links
 		WHERE campaign_id = $1 AND idx IN (1, 2)`, sent).Scan(&urls))
 	require.Equal(t, []string{"https://a.example/1", "https://a.example/2"}, urls)
+
+	f.Suppression(t, acct.ID, "Gone@Example.com", "hard_bounce", "t")
+	var reason, source string
+	var events int
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT reason, source FROM suppressions
+		WHERE account_id = $1 AND email_lower = 'gone@example.com'`, acct.ID).Scan(&reason, &source))
+	require.Equal(t, []string{"hard_bounce", "t"}, []string{reason, source})
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT count(*) FROM events WHERE account_id = $1
+		AND type = 'suppression.created'`, acct.ID).Scan(&events))
+	require.Zero(t, events, "the row alone, no event")
+
+	at := started.Add(time.Hour)
+	f.TrackingHit(t, acct.ID, sent, done, testfactory.TrackingHit{Kind: "click", Link: 2, At: at, SuspectedBot: true})
+	var kind, method, agent string
+	var link int32
+	var bot bool
+	var occurred time.Time
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT kind, link_idx, occurred_at, method, user_agent, suspected_bot
+		FROM tracking_hits WHERE send_id = $1`, done).Scan(&kind, &link, &occurred, &method, &agent, &bot))
+	require.Equal(t, []any{"click", int32(2), "GET", "", true}, []any{kind, link, method, agent, bot})
+	require.True(t, occurred.Equal(at))
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

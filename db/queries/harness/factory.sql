@@ -39,3 +39,13 @@ SELECT @campaign_id::bigint, s.account_id, s.id, s.email, s.email_lower,
        'campaign:' || @campaign_id::bigint || ':' || s.id, @status::text
 FROM subscribers s
 WHERE s.account_id = @account_id::bigint;
+
+-- name: FactorySuppression :exec
+-- The row alone: no suppression.created event, unlike the product's suppression add.
+INSERT INTO suppressions (account_id, email_lower, reason, source)
+VALUES (@account_id, lower(@email::text), @reason, @source);
+
+-- name: FactoryTrackingHit :exec
+-- A hit on a campaign send as the tracker records it, with no user agent and no bot reasons.
+INSERT INTO tracking_hits (account_id, campaign_id, send_id, kind, link_idx, occurred_at, method, suspected_bot)
+VALUES (@account_id, @campaign_id, @send_id, @kind, @link_idx, @occurred_at, 'GET', @suspected_bot);
