@@ -1,9 +1,11 @@
 // Package testfactory builds the rows tests start from: accounts, lists and their
-// members, subscribers, campaigns, sends and tracked links. It writes them through the
-// product's own queries where one writes the row as the test wants it (an account, a
-// list, a membership) and through the harness's queries (db/queries/harness/factory.sql)
-// where none does (a subscriber in any status, a campaign in any state, a send already
-// settled), so no test writes SQL of its own to set up. Only tests import it.
+// members, subscribers, segments, campaigns, sends, tracked links, tracking hits and
+// suppressions. It writes them through the product's own queries where one writes
+// the row as the test wants it (an account, a list, a membership, a segment) and
+// through the harness's queries (db/queries/harness/factory.sql) where none does (a
+// subscriber in any status, a campaign in any state, a send already settled, a
+// suppression without its event), so no test writes SQL of its own to set up. Only
+// tests import it.
 package testfactory
 
 import (
@@ -214,6 +216,43 @@ func (f *Factory) TrackingHit(t testing.TB, accountID, campaignID, sendID int64,
 		SuspectedBot: h.SuspectedBot}); err != nil {
 		t.Fatalf("testfactory: %s hit on send %d: %v", h.Kind, sendID, err)
 	}
+}
+
+// Segment is a segment to create through the product's own query: a JSON path
+// Match on the attributes, or an engagement condition, or both. Its statuses and
+// lists are empty (any).
+type Segment struct {
+	Name  string
+	Match string
+	// EngagedKind (open or click) asks for the people who engaged so with
+	// EngagedCampaign (0: any campaign); EngagedNegated for those who did not.
+	EngagedKind     string
+	EngagedNegated  bool
+	EngagedCampaign int64
+	// CountScanners counts hits suspected as bots as engagement too; false is the
+	// table's default, people only.
+	CountScanners bool
+}
+
+// Segment creates the segment in the account and returns its id.
+func (f *Factory) Segment(t testing.TB, accountID int64, s Segment) int64 {
+	t.Helper()
+	p := store.SegmentCreateParams{AccountID: accountID, Name: s.Name, Statuses: []string{}, ListIds: []int64{},
+		EngagedNegated: s.EngagedNegated, EngagedPeopleOnly: !s.CountScanners}
+	if s.Match != "" {
+		p.Match = &s.Match
+	}
+	if s.EngagedKind != "" {
+		p.EngagedKind = &s.EngagedKind
+	}
+	if s.EngagedCampaign != 0 {
+		p.EngagedCampaignID = &s.EngagedCampaign
+	}
+	seg, err := f.q.SegmentCreate(t.Context(), p)
+	if err != nil {
+		t.Fatalf("testfactory: segment %q: %v", s.Name, err)
+	}
+	return seg.ID
 }
 
 func or(s, otherwise string) string {

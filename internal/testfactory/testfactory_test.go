@@ -103,6 +103,20 @@ func TestRowsAsDescribed(t *testing.T) {
 		FROM tracking_hits WHERE send_id = $1`, done).Scan(&kind, &link, &occurred, &method, &agent, &bot))
 	require.Equal(t, []any{"click", int32(2), "GET", "", true}, []any{kind, link, method, agent, bot})
 	require.True(t, occurred.Equal(at))
+
+	pro := f.Segment(t, acct.ID, testfactory.Segment{Name: "pro", Match: `$.plan == "pro"`})
+	quiet := f.Segment(t, acct.ID, testfactory.Segment{Name: "quiet", EngagedKind: "open", EngagedNegated: true,
+		EngagedCampaign: sent})
+	var match, engaged *string
+	var negated, peopleOnly bool
+	var engagedCampaign *int64
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT match::text, engaged_kind, engaged_negated, engaged_campaign_id,
+		engaged_people_only FROM segments WHERE id = $1`, pro).Scan(&match, &engaged, &negated, &engagedCampaign, &peopleOnly))
+	require.Equal(t, []any{`($."plan" == "pro")`, (*string)(nil), false, (*int64)(nil), true},
+		[]any{*match, engaged, negated, engagedCampaign, peopleOnly})
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT match::text, engaged_kind, engaged_negated, engaged_campaign_id,
+		engaged_people_only FROM segments WHERE id = $1`, quiet).Scan(&match, &engaged, &negated, &engagedCampaign, &peopleOnly))
+	require.Equal(t, []any{(*string)(nil), "open", true, sent, true}, []any{match, *engaged, negated, *engagedCampaign, peopleOnly})
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
