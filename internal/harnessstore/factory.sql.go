@@ -97,6 +97,31 @@ func (q *Queries) FactorySend(ctx context.Context, arg FactorySendParams) (int64
 	return id, err
 }
 
+const factorySender = `-- name: FactorySender :one
+INSERT INTO senders (account_id, name, type, is_default) VALUES ($1, $2, $3, $4)
+RETURNING id
+`
+
+type FactorySenderParams struct {
+	AccountID int64
+	Name      string
+	Type      string
+	IsDefault bool
+}
+
+// A sender with no settings and no secret: enough to route and count by, not to deliver through.
+func (q *Queries) FactorySender(ctx context.Context, arg FactorySenderParams) (int64, error) {
+	row := q.db.QueryRow(ctx, factorySender,
+		arg.AccountID,
+		arg.Name,
+		arg.Type,
+		arg.IsDefault,
+	)
+	var id int64
+	err := row.Scan(&id)
+	return id, err
+}
+
 const factorySendsToAll = `-- name: FactorySendsToAll :execrows
 INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status)
 SELECT $1::bigint, s.account_id, s.id, s.email, s.email_lower,
@@ -199,6 +224,33 @@ func (q *Queries) FactorySuppression(ctx context.Context, arg FactorySuppression
 		arg.Source,
 	)
 	return err
+}
+
+const factoryTemplate = `-- name: FactoryTemplate :one
+INSERT INTO templates (account_id, name, subject, html, text) VALUES ($1, $2, $3, $4, $5)
+RETURNING id
+`
+
+type FactoryTemplateParams struct {
+	AccountID int64
+	Name      string
+	Subject   string
+	Html      string
+	Text      string
+}
+
+// A template with the table's defaults besides its name, subject and bodies.
+func (q *Queries) FactoryTemplate(ctx context.Context, arg FactoryTemplateParams) (int64, error) {
+	row := q.db.QueryRow(ctx, factoryTemplate,
+		arg.AccountID,
+		arg.Name,
+		arg.Subject,
+		arg.Html,
+		arg.Text,
+	)
+	var id int64
+	err := row.Scan(&id)
+	return id, err
 }
 
 const factoryTrackedLink = `-- name: FactoryTrackedLink :exec

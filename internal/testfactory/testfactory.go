@@ -1,11 +1,11 @@
 // Package testfactory builds the rows tests start from: accounts, lists and their
-// members, subscribers, segments, campaigns, sends, tracked links, tracking hits and
-// suppressions. It writes them through the product's own queries where one writes
-// the row as the test wants it (an account, a list, a membership, a segment) and
-// through the harness's queries (db/queries/harness/factory.sql) where none does (a
-// subscriber in any status, a campaign in any state, a send already settled, a
-// suppression without its event), so no test writes SQL of its own to set up. Only
-// tests import it.
+// members, subscribers, segments, senders, templates, campaigns, sends, tracked
+// links, tracking hits and suppressions. It writes them through the product's own
+// queries where one writes the row as the test wants it (an account, a list, a
+// membership, a segment) and through the harness's queries
+// (db/queries/harness/factory.sql) where none does (a subscriber in any status, a
+// campaign in any state, a send already settled, a suppression without its event),
+// so no test writes SQL of its own to set up. Only tests import it.
 package testfactory
 
 import (
@@ -253,6 +253,35 @@ func (f *Factory) Segment(t testing.TB, accountID int64, s Segment) int64 {
 		t.Fatalf("testfactory: segment %q: %v", s.Name, err)
 	}
 	return seg.ID
+}
+
+// Sender creates a sender of the account of the type (smtp, http, postmark, …),
+// the account's default if isDefault, with no settings and no secret: enough to
+// route campaigns and count by, not to deliver through. It returns its id.
+func (f *Factory) Sender(t testing.TB, accountID int64, name, typ string, isDefault bool) int64 {
+	t.Helper()
+	id, err := f.h.FactorySender(t.Context(), harnessstore.FactorySenderParams{AccountID: accountID, Name: name,
+		Type: typ, IsDefault: isDefault})
+	if err != nil {
+		t.Fatalf("testfactory: sender %q: %v", name, err)
+	}
+	return id
+}
+
+// Template is a template to create; an empty HTML or Text is the table's empty body.
+type Template struct {
+	Name, Subject, HTML, Text string
+}
+
+// Template creates the template in the account and returns its id.
+func (f *Factory) Template(t testing.TB, accountID int64, tpl Template) int64 {
+	t.Helper()
+	id, err := f.h.FactoryTemplate(t.Context(), harnessstore.FactoryTemplateParams{AccountID: accountID, Name: tpl.Name,
+		Subject: tpl.Subject, Html: tpl.HTML, Text: tpl.Text})
+	if err != nil {
+		t.Fatalf("testfactory: template %q: %v", tpl.Name, err)
+	}
+	return id
 }
 
 func or(s, otherwise string) string {

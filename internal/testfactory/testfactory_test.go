@@ -117,6 +117,19 @@ func TestRowsAsDescribed(t *testing.T) {
 	require.NoError(t, pool.QueryRow(t.Context(), `SELECT match::text, engaged_kind, engaged_negated, engaged_campaign_id,
 		engaged_people_only FROM segments WHERE id = $1`, quiet).Scan(&match, &engaged, &negated, &engagedCampaign, &peopleOnly))
 	require.Equal(t, []any{(*string)(nil), "open", true, sent, true}, []any{match, *engaged, negated, *engagedCampaign, peopleOnly})
+
+	snd := f.Sender(t, acct.ID, "esp", "postmark", true)
+	var typ string
+	var isDefault bool
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT name, type, is_default FROM senders WHERE id = $1 AND account_id = $2`,
+		snd, acct.ID).Scan(&name, &typ, &isDefault))
+	require.Equal(t, []any{"esp", "postmark", true}, []any{name, typ, isDefault})
+
+	tpl := f.Template(t, acct.ID, testfactory.Template{Name: "receipt", Subject: "Receipt", Text: "Hi"})
+	var html, text string
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT name, subject, html, text FROM templates WHERE id = $1 AND account_id = $2`,
+		tpl, acct.ID).Scan(&name, &subject, &html, &text))
+	require.Equal(t, []string{"receipt", "Receipt", "", "Hi"}, []string{name, subject, html, text})
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -49,3 +49,13 @@ VALUES (@account_id, lower(@email::text), @reason, @source);
 -- A hit on a campaign send as the tracker records it, with no user agent and no bot reasons.
 INSERT INTO tracking_hits (account_id, campaign_id, send_id, kind, link_idx, occurred_at, method, suspected_bot)
 VALUES (@account_id, @campaign_id, @send_id, @kind, @link_idx, @occurred_at, 'GET', @suspected_bot);
+
+-- name: FactorySender :one
+-- A sender with no settings and no secret: enough to route and count by, not to deliver through.
+INSERT INTO senders (account_id, name, type, is_default) VALUES (@account_id, @name, @type, @is_default)
+RETURNING id;
+
+-- name: FactoryTemplate :one
+-- A template with the table's defaults besides its name, subject and bodies.
+INSERT INTO templates (account_id, name, subject, html, text) VALUES (@account_id, @name, @subject, @html, @text)
+RETURNING id;
