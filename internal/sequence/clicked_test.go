@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/internal/sequence"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // TestClickedCondition: a condition on a step's clicks is true for a subscriber
@@ -17,8 +18,8 @@ import (
 func TestClickedCondition(t *testing.T) {
 	e := setup(t)
 	acct := e.account("a")
-	tpl := e.int64(`INSERT INTO templates (account_id, name, subject, html) VALUES ($1, 'offer', 'Offer',
-		'<p><a href="https://example.com/offer">See the offer</a></p>') RETURNING id`, acct)
+	tpl := testfactory.New(e.pool).Template(t, acct, testfactory.Template{Name: "offer", Subject: "Offer",
+		HTML: `<p><a href="https://example.com/offer">See the offer</a></p>`})
 	d := sequence.Definition{Name: "offer", Trigger: sequence.Trigger{Type: sequence.TriggerManual}, Steps: []sequence.Step{
 		{Type: sequence.StepSend, TemplateID: tpl, FromEmail: "shop@example.com"},
 		{Type: sequence.StepWait, Duration: "1d"},

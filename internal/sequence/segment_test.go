@@ -1,8 +1,7 @@
 package sequence_test
 
 import (
-	"fmt"
-	"math/rand/v2"
+	"crypto/rand"
 	"testing"
 	"time"
 
@@ -17,7 +16,7 @@ import (
 
 // proSegment is a segment of the account's subscribers whose plan is "pro".
 func (e *env) proSegment(acct int64) int64 {
-	return testfactory.New(e.pool).Segment(e.t, acct, testfactory.Segment{Name: fmt.Sprintf("pro %d", rand.Int64()),
+	return testfactory.New(e.pool).Segment(e.t, acct, testfactory.Segment{Name: "pro " + rand.Text(),
 		Match: `$.plan == "pro"`})
 }
 
