@@ -9,6 +9,7 @@ import (
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/segment"
 	"github.com/sendonce/sendonce/internal/subscriber"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // TestMembersPagedAndCounted: a segment's members, read a page at a time from a
@@ -62,7 +63,7 @@ func TestMembersPagedAndCounted(t *testing.T) {
 	require.Len(t, page, len(pros)-1)
 	require.Equal(t, pros[1], page[0].ID)
 
-	other := f.int64(`INSERT INTO accounts (name) VALUES ('b') RETURNING id`)
+	other := testfactory.New(f.pool).Account(t, "b").ID
 	_, err = f.svc.Members(ctx, other, seg.ID, 0, 10)
 	require.Equal(t, apperr.NotFound, apperr.CodeOf(err))
 	_, _, err = f.svc.MembersCount(ctx, other, seg.ID)
