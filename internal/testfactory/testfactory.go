@@ -1,8 +1,8 @@
 // Package testfactory builds the rows tests start from: accounts, lists and their
-// members, subscribers, segments, senders, templates, campaigns, sends, tracked
-// links, tracking hits and suppressions. It writes them through the product's own
-// queries where one writes the row as the test wants it (an account, a list, a
-// membership, a segment) and through the harness's queries
+// members, subscribers, segments, senders and their pools, templates, campaigns,
+// sends, tracked links, tracking hits and suppressions. It writes them through the
+// product's own queries where one writes the row as the test wants it (an account,
+// a list, a membership, a segment, a sender pool) and through the harness's queries
 // (db/queries/harness/factory.sql) where none does (a subscriber in any status, a
 // campaign in any state, a send already settled, a suppression without its event),
 // so no test writes SQL of its own to set up. Only tests import it.
@@ -282,6 +282,23 @@ func (f *Factory) Template(t testing.TB, accountID int64, tpl Template) int64 {
 		t.Fatalf("testfactory: template %q: %v", tpl.Name, err)
 	}
 	return id
+}
+
+// SenderPool creates a pool of the account's senders through the product's own
+// queries, the senders in the order given (the first is the primary), and returns
+// its id.
+func (f *Factory) SenderPool(t testing.TB, accountID int64, name string, senderIDs ...int64) int64 {
+	t.Helper()
+	p, err := f.q.PoolCreate(t.Context(), store.PoolCreateParams{AccountID: accountID, Name: name})
+	if err != nil {
+		t.Fatalf("testfactory: pool %q: %v", name, err)
+	}
+	n, err := f.q.PoolMembersSet(t.Context(), store.PoolMembersSetParams{PoolID: p.ID, AccountID: accountID,
+		SenderIds: senderIDs})
+	if err != nil || n != int64(len(senderIDs)) {
+		t.Fatalf("testfactory: %d of %d senders joined pool %q (another account's?): %v", n, len(senderIDs), name, err)
+	}
+	return p.ID
 }
 
 func or(s, otherwise string) string {

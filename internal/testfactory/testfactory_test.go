@@ -130,6 +130,13 @@ func TestRowsAsDescribed(t *testing.T) {
 	require.NoError(t, pool.QueryRow(t.Context(), `SELECT name, subject, html, text FROM templates WHERE id = $1 AND account_id = $2`,
 		tpl, acct.ID).Scan(&name, &subject, &html, &text))
 	require.Equal(t, []string{"receipt", "Receipt", "", "Hi"}, []string{name, subject, html, text})
+
+	relay := f.Sender(t, acct.ID, "relay", "smtp", false)
+	pl := f.SenderPool(t, acct.ID, "relays", relay, snd)
+	var members []int64
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT array_agg(sender_id ORDER BY position) FROM sender_pool_members
+		WHERE pool_id = $1 AND account_id = $2`, pl, acct.ID).Scan(&members))
+	require.Equal(t, []int64{relay, snd}, members)
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
