@@ -27,6 +27,7 @@ import (
 	"github.com/sendonce/sendonce/internal/httpapi"
 	"github.com/sendonce/sendonce/internal/httpapi/httpapitest"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/testfactory"
 	"github.com/sendonce/sendonce/internal/token"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 	"github.com/sendonce/sendonce/internal/webhook"
@@ -152,10 +153,10 @@ func TestSignedWebhookStopsMidSendCampaign(t *testing.T) {
 		Links: signer.Links(srv.URL, ""),
 	}, nil, nil)
 	require.NoError(t, err)
-	var campaignID int64
-	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO campaigns (account_id, name, subject, from_email, text_template, status, approved_at, scheduled_for)
-		VALUES ($1, 'bulk', 'Hello', 'news@example.com', 'Hi. Unsubscribe: {{.UnsubscribeURL}}', 'approved', now(), now()) RETURNING id`,
-		acc.ID).Scan(&campaignID))
+	now := time.Now()
+	campaignID := testfactory.New(pool).Campaign(t, acc.ID, testfactory.Campaign{Name: "bulk", Subject: "Hello",
+		FromEmail: "news@example.com", Text: "Hi. Unsubscribe: {{.UnsubscribeURL}}", Status: "approved", ApprovedAt: &now,
+		ScheduledFor: &now})
 	_ = ex.Start(ctx) // the executor's Start never fails
 	t.Cleanup(func() {
 		stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
