@@ -56,6 +56,31 @@ func (q *Queries) FactoryCampaign(ctx context.Context, arg FactoryCampaignParams
 	return id, err
 }
 
+const factoryMembersByPrefix = `-- name: FactoryMembersByPrefix :execrows
+INSERT INTO list_members (list_id, subscriber_id, account_id)
+SELECT $1::bigint, s.id, s.account_id
+FROM subscribers s
+WHERE s.account_id = $2::bigint AND s.email_lower LIKE lower($3::text) || '%'
+ORDER BY s.id
+ON CONFLICT DO NOTHING
+`
+
+type FactoryMembersByPrefixParams struct {
+	ListID    int64
+	AccountID int64
+	Prefix    string
+}
+
+// Every subscriber of the account whose address starts with the prefix (”: all of
+// them) joins the list, in one statement; one already on it stays as it is.
+func (q *Queries) FactoryMembersByPrefix(ctx context.Context, arg FactoryMembersByPrefixParams) (int64, error) {
+	result, err := q.db.Exec(ctx, factoryMembersByPrefix, arg.ListID, arg.AccountID, arg.Prefix)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const factorySend = `-- name: FactorySend :one
 INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status, attempts, sent_at,
                    lease_until, provider_message_id)

@@ -67,6 +67,20 @@ func (f *Factory) Members(t testing.TB, accountID, listID int64, subscriberIDs .
 	}
 }
 
+// MembersByPrefix adds every subscriber of the account whose address starts with
+// prefix (a LIKE pattern's start, so no % or _; "": all of them) to the list in one
+// statement, as Subscribers names them; one already on it stays as it is. It
+// returns how many joined.
+func (f *Factory) MembersByPrefix(t testing.TB, accountID, listID int64, prefix string) int64 {
+	t.Helper()
+	n, err := f.h.FactoryMembersByPrefix(t.Context(), harnessstore.FactoryMembersByPrefixParams{ListID: listID,
+		AccountID: accountID, Prefix: prefix})
+	if err != nil {
+		t.Fatalf("testfactory: members %s… of list %d: %v", prefix, listID, err)
+	}
+	return n
+}
+
 // Subscriber is a subscriber to create; the zero values are the table's defaults
 // (status pending, no name, no attributes). Its email_lower is lower(Email).
 type Subscriber struct {

@@ -137,6 +137,14 @@ func TestRowsAsDescribed(t *testing.T) {
 	require.NoError(t, pool.QueryRow(t.Context(), `SELECT array_agg(sender_id ORDER BY position) FROM sender_pool_members
 		WHERE pool_id = $1 AND account_id = $2`, pl, acct.ID).Scan(&members))
 	require.Equal(t, []int64{relay, snd}, members)
+
+	f.Subscribers(t, other.ID, "Q", 2, "confirmed")
+	everyone := f.List(t, other.ID, "everyone")
+	qs := f.List(t, other.ID, "q")
+	require.Equal(t, int64(5), f.MembersByPrefix(t, other.ID, everyone, ""))
+	require.Equal(t, int64(2), f.MembersByPrefix(t, other.ID, qs, "Q"))
+	require.Zero(t, f.MembersByPrefix(t, other.ID, qs, "q"), "already on it")
+	require.Zero(t, f.MembersByPrefix(t, acct.ID, f.List(t, acct.ID, "none"), "q"), "another account's subscribers stay off")
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

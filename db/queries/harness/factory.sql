@@ -59,3 +59,13 @@ RETURNING id;
 -- A template with the table's defaults besides its name, subject and bodies.
 INSERT INTO templates (account_id, name, subject, html, text) VALUES (@account_id, @name, @subject, @html, @text)
 RETURNING id;
+
+-- name: FactoryMembersByPrefix :execrows
+-- Every subscriber of the account whose address starts with the prefix ('': all of
+-- them) joins the list, in one statement; one already on it stays as it is.
+INSERT INTO list_members (list_id, subscriber_id, account_id)
+SELECT @list_id::bigint, s.id, s.account_id
+FROM subscribers s
+WHERE s.account_id = @account_id::bigint AND s.email_lower LIKE lower(@prefix::text) || '%'
+ORDER BY s.id
+ON CONFLICT DO NOTHING;
