@@ -163,7 +163,8 @@ func TestBuildOfADeadExecutorIsTakenOverAndNeverFinishedPartial(t *testing.T) {
 	f.subscribers(acct, "s", 10, "confirmed")
 	f.subscribers(acct, "p", 2, "pending")
 	c := f.campaign(acct, nil, "skip", clk.Now())
-	dead := f.int64(`INSERT INTO executors (host, pid, started_at, heartbeat_at) VALUES ('gone', 1, now(), now()) RETURNING id`)
+	dead, err := store.New(pool).ExecutorRegister(context.Background(), store.ExecutorRegisterParams{Host: "gone", Pid: 1})
+	require.NoError(t, err)
 	// The dead builder got three rows in before it stopped.
 	f.exec(`UPDATE campaigns SET status = 'building', build_executor_id = $1 WHERE id = $2`, dead, c)
 	f.exec(`INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id)

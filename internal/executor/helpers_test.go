@@ -134,9 +134,7 @@ func (f fixture) list(acct int64, name string) int64 {
 
 // members puts every subscriber of acct whose email starts with prefix into list.
 func (f fixture) members(acct, list int64, prefix string) {
-	f.exec(`INSERT INTO list_members (list_id, subscriber_id, account_id)
-		SELECT $1, id, account_id FROM subscribers WHERE account_id = $2 AND email_lower LIKE $3 || '%'
-		ON CONFLICT DO NOTHING`, list, acct, prefix)
+	testfactory.New(f.pool).MembersByPrefix(f.t, acct, list, prefix)
 }
 
 // campaign inserts an approved campaign due at scheduled.
