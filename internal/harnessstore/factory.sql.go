@@ -56,6 +56,29 @@ func (q *Queries) FactoryCampaign(ctx context.Context, arg FactoryCampaignParams
 	return id, err
 }
 
+const factoryEnrollEveryone = `-- name: FactoryEnrollEveryone :execrows
+INSERT INTO sequence_enrollments (account_id, sequence_id, subscriber_id, email, due_at, trigger)
+SELECT s.account_id, $1::bigint, s.id, s.email, $2::timestamptz, 'manual'
+FROM subscribers s
+WHERE s.account_id = $3::bigint
+`
+
+type FactoryEnrollEveryoneParams struct {
+	SequenceID int64
+	DueAt      time.Time
+	AccountID  int64
+}
+
+// Every subscriber of the account enrolled in the sequence by hand (trigger manual),
+// at its first step, due at due_at, in one statement.
+func (q *Queries) FactoryEnrollEveryone(ctx context.Context, arg FactoryEnrollEveryoneParams) (int64, error) {
+	result, err := q.db.Exec(ctx, factoryEnrollEveryone, arg.SequenceID, arg.DueAt, arg.AccountID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const factoryMembersByPrefix = `-- name: FactoryMembersByPrefix :execrows
 INSERT INTO list_members (list_id, subscriber_id, account_id)
 SELECT $1::bigint, s.id, s.account_id

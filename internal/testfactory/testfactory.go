@@ -1,11 +1,12 @@
 // Package testfactory builds the rows tests start from: accounts, lists and their
 // members, subscribers, segments, senders and their pools, templates, campaigns,
-// sends, tracked links, tracking hits and suppressions. It writes them through the
-// product's own queries where one writes the row as the test wants it (an account,
-// a list, a membership, a segment, a sender pool) and through the harness's queries
-// (db/queries/harness/factory.sql) where none does (a subscriber in any status, a
-// campaign in any state, a send already settled, a suppression without its event),
-// so no test writes SQL of its own to set up. Only tests import it.
+// sends, tracked links, tracking hits, suppressions and sequence enrollments. It
+// writes them through the product's own queries where one writes the row as the
+// test wants it (an account, a list, a membership, a segment, a sender pool) and
+// through the harness's queries (db/queries/harness/factory.sql) where none does (a
+// subscriber in any status, a campaign in any state, a send already settled, a
+// suppression without its event), so no test writes SQL of its own to set up. Only
+// tests import it.
 package testfactory
 
 import (
@@ -313,6 +314,19 @@ func (f *Factory) SenderPool(t testing.TB, accountID int64, name string, senderI
 		t.Fatalf("testfactory: %d of %d senders joined pool %q (another account's?): %v", n, len(senderIDs), name, err)
 	}
 	return p.ID
+}
+
+// EnrollEveryone enrolls every subscriber of the account in the sequence by hand
+// (trigger manual), active at its first step and due at due, in one statement, as
+// a backlog the advancer has yet to work through. It returns how many it enrolled.
+func (f *Factory) EnrollEveryone(t testing.TB, accountID, sequenceID int64, due time.Time) int64 {
+	t.Helper()
+	n, err := f.h.FactoryEnrollEveryone(t.Context(), harnessstore.FactoryEnrollEveryoneParams{SequenceID: sequenceID,
+		DueAt: due, AccountID: accountID})
+	if err != nil {
+		t.Fatalf("testfactory: enrollments in sequence %d: %v", sequenceID, err)
+	}
+	return n
 }
 
 func or(s, otherwise string) string {

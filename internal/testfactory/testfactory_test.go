@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/internal/dbtest"
+	"github.com/sendonce/sendonce/internal/sequence"
 	"github.com/sendonce/sendonce/internal/store"
 	"github.com/sendonce/sendonce/internal/testfactory"
 )
@@ -145,6 +146,19 @@ func TestRowsAsDescribed(t *testing.T) {
 	require.Equal(t, int64(2), f.MembersByPrefix(t, other.ID, qs, "Q"))
 	require.Zero(t, f.MembersByPrefix(t, other.ID, qs, "q"), "already on it")
 	require.Zero(t, f.MembersByPrefix(t, acct.ID, f.List(t, acct.ID, "none"), "q"), "another account's subscribers stay off")
+
+	seq, err := sequence.NewService(pool).Create(t.Context(), other.ID, sequence.Definition{Name: "welcome",
+		Trigger: sequence.Trigger{Type: sequence.TriggerManual}, Steps: []sequence.Step{{Type: sequence.StepSend,
+			TemplateID: f.Template(t, other.ID, testfactory.Template{Name: "w", Subject: "Hi", Text: "Hi"}),
+			FromEmail:  "hello@example.com"}}})
+	require.NoError(t, err)
+	due := started.Add(2 * time.Hour)
+	require.Equal(t, int64(5), f.EnrollEveryone(t, other.ID, seq.ID, due))
+	var enrolled, early int
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT count(*), count(*) FILTER (WHERE due_at < $2)
+		FROM sequence_enrollments WHERE sequence_id = $1 AND account_id = $3 AND trigger = 'manual' AND step = 0
+		AND state = 'active'`, seq.ID, due, other.ID).Scan(&enrolled, &early))
+	require.Equal(t, []int{5, 0}, []int{enrolled, early})
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

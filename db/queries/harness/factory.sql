@@ -69,3 +69,11 @@ FROM subscribers s
 WHERE s.account_id = @account_id::bigint AND s.email_lower LIKE lower(@prefix::text) || '%'
 ORDER BY s.id
 ON CONFLICT DO NOTHING;
+
+-- name: FactoryEnrollEveryone :execrows
+-- Every subscriber of the account enrolled in the sequence by hand (trigger manual),
+-- at its first step, due at due_at, in one statement.
+INSERT INTO sequence_enrollments (account_id, sequence_id, subscriber_id, email, due_at, trigger)
+SELECT s.account_id, @sequence_id::bigint, s.id, s.email, @due_at::timestamptz, 'manual'
+FROM subscribers s
+WHERE s.account_id = @account_id::bigint;
