@@ -70,10 +70,7 @@ func TestMembersPagedAndCounted(t *testing.T) {
 	require.Equal(t, apperr.NotFound, apperr.CodeOf(err))
 
 	// Past the bound the count stops there and says it is not exact.
-	_, err = f.pool.Exec(ctx, `INSERT INTO subscribers (account_id, email, email_lower, status)
-		SELECT $1, 'n' || i || '@example.com', 'n' || i || '@example.com', 'confirmed'
-		FROM generate_series(1, $2::int) i`, f.acct, subscriber.CountBound)
-	require.NoError(t, err)
+	f.make.Subscribers(t, f.acct, "n", subscriber.CountBound, "confirmed")
 	all, err := f.svc.Create(ctx, f.acct, "confirmed", segment.Filter{Statuses: []string{"confirmed"}})
 	require.NoError(t, err)
 	n, exact, err = f.svc.MembersCount(ctx, f.acct, all.ID)
