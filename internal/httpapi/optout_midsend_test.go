@@ -109,10 +109,7 @@ func TestSignedWebhookStopsMidSendCampaign(t *testing.T) {
 	accounts := account.NewService(pool)
 	acc, _, err := accounts.Create(ctx, "bulk")
 	require.NoError(t, err)
-	_, err = pool.Exec(ctx, `INSERT INTO subscribers (account_id, email, email_lower, status)
-		SELECT $1, 'r' || g || '@example.com', 'r' || g || '@example.com', 'confirmed' FROM generate_series(1, $2::int) g`,
-		acc.ID, recipients)
-	require.NoError(t, err)
+	testfactory.New(pool).Subscribers(t, acc.ID, "r", recipients, "confirmed")
 	// Opt-outs arrive for addresses far behind the claim front at the trigger.
 	var targets []string
 	for i := 15001; i <= 15050; i++ {

@@ -77,11 +77,10 @@ func TestSegments(t *testing.T) {
 	require.Equal(t, http.StatusNoContent, res.Status)
 
 	// Past subscriber.CountBound the preview's count stops there and says so.
-	_, err := e.pool.Exec(context.Background(), `INSERT INTO subscribers (account_id, email, email_lower, status)
-		SELECT k.account_id, 'n' || i || '@example.com', 'n' || i || '@example.com', 'confirmed'
-		FROM (SELECT account_id FROM subscribers WHERE email_lower = 's0@example.com') k, generate_series(1, $1::int) i`,
-		subscriber.CountBound)
-	require.NoError(t, err)
+	var acct int64
+	require.NoError(t, e.pool.QueryRow(context.Background(), `SELECT account_id FROM subscribers WHERE email_lower = 's0@example.com'`).
+		Scan(&acct))
+	testfactory.New(e.pool).Subscribers(t, acct, "n", subscriber.CountBound, "confirmed")
 	res = e.do(a, "POST", "/v1/segments/preview", map[string]any{"statuses": []string{"confirmed"}})
 	require.Equal(t, http.StatusOK, res.Status, string(res.Body))
 	pv = decodeAs[api.SegmentPreview](t, res)
