@@ -278,15 +278,6 @@ func openPoolB(b *testing.B, url string, conns int32) *pgxpool.Pool {
 	return pool
 }
 
-func mustInt64(b *testing.B, pool *pgxpool.Pool, sql string, args ...any) int64 {
-	b.Helper()
-	var n int64
-	if err := pool.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
-		b.Fatal(err)
-	}
-	return n
-}
-
 // backdateOK moves the start of e's run of good heartbeats d earlier: as if e had
 // beaten all along.
 func backdateOK(e *Executor, d time.Duration) {
