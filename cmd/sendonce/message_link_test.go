@@ -17,6 +17,7 @@ import (
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/sink"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // The real service, end to end: a marketing message whose id equals a
@@ -31,9 +32,8 @@ func TestServeMessageLinkNamesTheMessagesAddress(t *testing.T) {
 	_, err = pool.Exec(ctx, `SELECT setval(pg_get_serial_sequence('subscribers', 'id'), 2),
 		setval(pg_get_serial_sequence('messages', 'id'), 2)`)
 	require.NoError(t, err)
-	var subscriberID int64
-	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO subscribers (account_id, email, email_lower, status)
-		VALUES ($1, 'ada@example.com', 'ada@example.com', 'confirmed') RETURNING id`, acc.ID).Scan(&subscriberID))
+	subscriberID := testfactory.New(pool).Subscriber(t, acc.ID, testfactory.Subscriber{Email: "ada@example.com",
+		Status: "confirmed"})
 
 	s := sink.NewHTTP(sink.HTTPOptions{KeepDeliveries: true})
 	srv := httptest.NewServer(s)

@@ -13,6 +13,7 @@ import (
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/dbtest"
+	"github.com/sendonce/sendonce/internal/testfactory"
 	"github.com/sendonce/sendonce/internal/token"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 )
@@ -26,11 +27,9 @@ func TestServeOneClickUnsubscribe(t *testing.T) {
 	pool := dbtest.New(t)
 	acc, _, err := account.NewService(pool).Create(ctx, "acme")
 	require.NoError(t, err)
-	var subscriberID, campaignID int64
-	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO subscribers (account_id, email, email_lower, status)
-		VALUES ($1, 'ada@example.com', 'ada@example.com', 'confirmed') RETURNING id`, acc.ID).Scan(&subscriberID))
-	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO campaigns (account_id, name, subject, from_email)
-		VALUES ($1, 'c', 's', 'news@example.com') RETURNING id`, acc.ID).Scan(&campaignID))
+	fx := testfactory.New(pool)
+	subscriberID := fx.Subscriber(t, acc.ID, testfactory.Subscriber{Email: "ada@example.com", Status: "confirmed"})
+	campaignID := fx.Campaign(t, acc.ID, testfactory.Campaign{FromEmail: "news@example.com"})
 
 	cfg := config.Default()
 	cfg.DatabaseURL = pool.Config().ConnString()

@@ -36,8 +36,7 @@ func TestDeleteAccountInBoundedTransactions(t *testing.T) {
 	fx := testfactory.New(pool)
 	for _, acct := range []int64{a.ID, b.ID} {
 		fx.Subscribers(t, acct, "s", n, "confirmed")
-		exec(`WITH l AS (INSERT INTO lists (account_id, name) VALUES ($1, 'all') RETURNING id)
-			INSERT INTO list_members (list_id, subscriber_id, account_id) SELECT l.id, s.id, $1 FROM l, subscribers s WHERE s.account_id = $1`, acct)
+		fx.MembersByPrefix(t, acct, fx.List(t, acct, "all"), "")
 		c := fx.Campaign(t, acct, testfactory.Campaign{Subject: "C", FromEmail: "news@example.com", Text: "Hi", Status: "sent"})
 		fx.SendsToAll(t, acct, c, "sent")
 		exec(`INSERT INTO events (account_id, type, data) SELECT $1, 'send.sent', '{}' FROM generate_series(1, $2::int)`, acct, n)

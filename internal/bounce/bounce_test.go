@@ -20,6 +20,7 @@ import (
 	"github.com/sendonce/sendonce/internal/egress"
 	"github.com/sendonce/sendonce/internal/sender"
 	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/testfactory"
 	"github.com/sendonce/sendonce/internal/token"
 	"github.com/sendonce/sendonce/internal/webhook"
 )
@@ -99,13 +100,9 @@ func (e *env) run(svc *bounce.Service) (stop func()) {
 
 // send inserts a sent campaign row of account to email and returns its id.
 func (e *env) send(account int64, email string) int64 {
-	var campaignID, id int64
-	require.NoError(e.t, e.pool.QueryRow(e.ctx, `INSERT INTO campaigns (account_id, name, subject, from_email)
-		VALUES ($1, 'c', 's', 'f@example.com') RETURNING id`, account).Scan(&campaignID))
-	require.NoError(e.t, e.pool.QueryRow(e.ctx, `INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status)
-		VALUES ($1, $2, 7, $3, lower($3), $4, 'sent') RETURNING id`, campaignID, account, email,
-		fmt.Sprintf("campaign:%d:7", campaignID)).Scan(&id))
-	return id
+	fx := testfactory.New(e.pool)
+	campaignID := fx.Campaign(e.t, account, testfactory.Campaign{FromEmail: "f@example.com"})
+	return fx.Send(e.t, account, campaignID, 7, testfactory.Send{Email: email, Status: "sent"})
 }
 
 // fixture reads a report as the MTA wrote it and puts the Return-Path of the

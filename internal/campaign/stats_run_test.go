@@ -17,6 +17,7 @@ import (
 	"github.com/sendonce/sendonce/internal/invariant"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // outcomes answers each recipient r<i>@example.com by its number: 1–5 refused
@@ -62,13 +63,12 @@ func TestStatsEqualRecountAfterARun(t *testing.T) {
 	_, err = pool.Exec(ctx, `INSERT INTO subscribers (account_id, email, email_lower, name, status)
 		SELECT $1, 'r' || i || '@example.com', 'r' || i || '@example.com', 'R', 'confirmed' FROM generate_series(1, 40) i`, acc.ID)
 	require.NoError(t, err)
-	var id int64
-	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO campaigns (account_id, name, subject, from_email, html_template, text_template,
-		status, scheduled_for, approved_at) VALUES ($1, 'c', 'Hi', 'news@example.com', '<p>Hi</p>', 'Hi', 'approved', now(), now())
-		RETURNING id`, acc.ID).Scan(&id))
+	fx := testfactory.New(pool)
+	now := time.Now()
+	id := fx.Campaign(t, acc.ID, testfactory.Campaign{Subject: "Hi", FromEmail: "news@example.com", HTML: "<p>Hi</p>",
+		Text: "Hi", Status: "approved", ScheduledFor: &now, ApprovedAt: &now})
 	// Suppressed before the build: left out, no send row (the build's skip).
-	_, err = pool.Exec(ctx, `INSERT INTO suppressions (account_id, email_lower, reason, source) VALUES ($1, 'r40@example.com', 'manual', 't')`, acc.ID)
-	require.NoError(t, err)
+	fx.Suppression(t, acc.ID, "r40@example.com", "manual", "t")
 
 	p := &outcomes{calls: map[string]int{}}
 	ex, err := executor.New(pool, p, executor.Config{Tick: 50 * time.Millisecond, Workers: 4, BatchSize: 8, Poll: 10 * time.Millisecond,

@@ -234,8 +234,7 @@ func TestStatsBuildSkips(t *testing.T) {
 			fx.Members(t, acc.ID, list, id)
 		}
 		if suppressed {
-			_, err := pool.Exec(ctx, `INSERT INTO suppressions (account_id, email_lower, reason, source) VALUES ($1, lower($2), 'manual', 't')`, acc.ID, email)
-			require.NoError(t, err)
+			fx.Suppression(t, acc.ID, email, "manual", "t")
 		}
 	}
 	add("c1@example.com", "confirmed", true, false)

@@ -8,6 +8,7 @@ import (
 	"github.com/sendonce/sendonce/internal/complaint"
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // BenchmarkComplaintRate1M is the guard's delivered-count scan over one route
@@ -22,19 +23,13 @@ func BenchmarkComplaintRate1M(b *testing.B) {
 	ctx := context.Background()
 	pool := dbtest.New(b)
 	now := time.Date(2030, 1, 8, 12, 0, 0, 0, time.UTC)
-	var acct, sender int64
-	if err := pool.QueryRow(ctx, `INSERT INTO accounts (name) VALUES ('a') RETURNING id`).Scan(&acct); err != nil {
-		b.Fatal(err)
-	}
-	if err := pool.QueryRow(ctx, `INSERT INTO senders (account_id, name, type) VALUES ($1, 's', 'http') RETURNING id`, acct).Scan(&sender); err != nil {
-		b.Fatal(err)
-	}
+	fx := testfactory.New(pool)
+	acct := fx.Account(b, "a").ID
+	sender := fx.Sender(b, acct, "s", "http", false)
 	for range 10 {
-		var c int64
-		if err := pool.QueryRow(ctx, `INSERT INTO campaigns (account_id, name, subject, from_email, text_template, status, started_at, sender_id)
-			VALUES ($1, 'c', 's', 'news@example.com', 'hi', 'sending', now(), $2) RETURNING id`, acct, sender).Scan(&c); err != nil {
-			b.Fatal(err)
-		}
+		started := time.Now()
+		c := fx.Campaign(b, acct, testfactory.Campaign{FromEmail: "news@example.com", Text: "hi", Status: "sending",
+			StartedAt: &started, SenderID: &sender})
 		if _, err := pool.Exec(ctx, `INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status, sent_at,
 				via_sender_id, feedback, feedback_at)
 			SELECT $1::bigint, $2::bigint, i, 'r' || i || '@example.com', 'r' || i || '@example.com', 'campaign:' || $1::bigint || ':' || i,

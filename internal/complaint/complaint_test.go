@@ -36,8 +36,9 @@ func (f fx) exec(sql string, args ...any) {
 // with n delivered sends routed through via (nil: the environment's provider),
 // the first complaints of them complained about at complainedAt.
 func (f fx) campaign(acct int64, sender, via *int64, n, complaints int, complainedAt time.Time) int64 {
-	c := f.id(`INSERT INTO campaigns (account_id, name, subject, from_email, text_template, status, started_at, sender_id)
-		VALUES ($1, 'c', 's', 'news@example.com', 'hi', 'sending', now(), $2) RETURNING id`, acct, sender)
+	started := time.Now()
+	c := testfactory.New(f.pool).Campaign(f.t, acct, testfactory.Campaign{FromEmail: "news@example.com", Text: "hi",
+		Status: "sending", StartedAt: &started, SenderID: sender})
 	f.exec(`INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status, sent_at, via_sender_id,
 			feedback, feedback_at)
 		SELECT $1::bigint, $2::bigint, i, 'r' || i || '@example.com', 'r' || i || '@example.com', 'campaign:' || $1::bigint || ':' || i, 'sent',
@@ -70,9 +71,9 @@ func TestComplaintGuard(t *testing.T) {
 	now := time.Date(2030, 1, 8, 12, 0, 0, 0, time.UTC)
 	accounts := testfactory.New(pool)
 	a, b := accounts.Account(t, "a").ID, accounts.Account(t, "b").ID
-	bad := f.id(`INSERT INTO senders (account_id, name, type) VALUES ($1, 'bad', 'http') RETURNING id`, a)
-	fine := f.id(`INSERT INTO senders (account_id, name, type, is_default) VALUES ($1, 'fine', 'http', true) RETURNING id`, a)
-	bSender := f.id(`INSERT INTO senders (account_id, name, type) VALUES ($1, 'b', 'http') RETURNING id`, b)
+	bad := accounts.Sender(t, a, "bad", "http", false)
+	fine := accounts.Sender(t, a, "fine", "http", true)
+	bSender := accounts.Sender(t, b, "b", "http", false)
 
 	recent := now.Add(-time.Hour)
 	badC := f.campaign(a, &bad, &bad, 1000, 4, recent)           // 0.4 %

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // The hot path's two statements on real PostgreSQL, one operation = one statement
@@ -31,11 +32,11 @@ func benchCampaign(b *testing.B, pool *pgxpool.Pool, rows int) int64 {
 			b.Fatal(err)
 		}
 	}
-	must(pool.QueryRow(ctx, `INSERT INTO accounts (name) VALUES ('bench') RETURNING id`).Scan(&acct))
-	must(pool.QueryRow(ctx, `INSERT INTO campaigns (account_id, name, subject, from_email, text_template,
-		status, scheduled_for, approved_at)
-		VALUES ($1, 'bench', 'Hello', 'news@example.com', 'Hi {{.Name}}', 'approved', now(), now())
-		RETURNING id`, acct).Scan(&id))
+	fx := testfactory.New(pool)
+	acct = fx.Account(b, "bench").ID
+	now := time.Now()
+	id = fx.Campaign(b, acct, testfactory.Campaign{Name: "bench", Subject: "Hello", FromEmail: "news@example.com",
+		Text: "Hi {{.Name}}", Status: "approved", ScheduledFor: &now, ApprovedAt: &now})
 	_, err := pool.Exec(ctx, `INSERT INTO subscribers (account_id, email, email_lower, name, status)
 		SELECT $1, 'b' || i || '@example.com', 'b' || i || '@example.com', 'Sub ' || i, 'confirmed'
 		FROM generate_series(1, $2::int) i`, acct, rows)

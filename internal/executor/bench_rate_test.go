@@ -11,6 +11,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // BenchmarkThrottledSend measures a rate-limited send with the production defaults
@@ -25,13 +26,12 @@ func BenchmarkThrottledSend(b *testing.B) {
 			for range b.N {
 				b.StopTimer()
 				pool := openPoolB(b, dbtest.URL(b), 4)
-				acct := mustInt64(b, pool, `INSERT INTO accounts (name) VALUES ('bench') RETURNING id`)
-				mustInt64(b, pool, `WITH ins AS (INSERT INTO subscribers (account_id, email, email_lower, status)
-					SELECT $1, 'r' || i || '@example.com', 'r' || i || '@example.com', 'confirmed'
-					FROM generate_series(1, $2::int) i RETURNING 1) SELECT count(*) FROM ins`, acct, n)
-				c := mustInt64(b, pool, `INSERT INTO campaigns (account_id, name, subject, from_email, text_template,
-					status, scheduled_for) VALUES ($1, 'b', 's', 'a@example.com', 'Hi {{.Name}}', 'approved', now())
-					RETURNING id`, acct)
+				fx := testfactory.New(pool)
+				acct := fx.Account(b, "bench").ID
+				fx.Subscribers(b, acct, "r", n, "confirmed")
+				now := time.Now()
+				c := fx.Campaign(b, acct, testfactory.Campaign{Name: "b", Text: "Hi {{.Name}}", Status: "approved",
+					ScheduledFor: &now})
 				var mu sync.Mutex
 				var first, last time.Time
 				p := newFake(true)

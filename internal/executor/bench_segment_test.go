@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/internal/dbtest"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // buildSQL is a pgx tracer that keeps the text of the build's audience query.
@@ -48,8 +49,8 @@ func BenchmarkSegmentBuild(b *testing.B) {
 	require.NoError(b, err)
 	b.Cleanup(pool.Close)
 	ctx := context.Background()
-	var acct int64
-	require.NoError(b, pool.QueryRow(ctx, `INSERT INTO accounts (name) VALUES ('a') RETURNING id`).Scan(&acct))
+	fx := testfactory.New(pool)
+	acct := fx.Account(b, "a").ID
 	t0 := time.Now()
 	// Plans pro / free / team in 1 / 6 / 3 parts; seats 0..49.
 	_, err = pool.Exec(ctx, `INSERT INTO subscribers (account_id, email, email_lower, status, attributes)
@@ -61,9 +62,7 @@ func BenchmarkSegmentBuild(b *testing.B) {
 	_, err = pool.Exec(ctx, `ANALYZE subscribers`)
 	require.NoError(b, err)
 	b.Logf("loaded %d subscribers per account in %s", rows, time.Since(t0).Round(time.Millisecond))
-	var seg int64
-	require.NoError(b, pool.QueryRow(ctx, `INSERT INTO segments (account_id, name, match)
-		VALUES ($1, 'pro', '$.plan == "pro"') RETURNING id`, acct).Scan(&seg))
+	seg := fx.Segment(b, acct, testfactory.Segment{Name: "pro", Match: `$.plan == "pro"`})
 
 	e, err := New(pool, newFake(true), Config{}, nil, nil)
 	require.NoError(b, err)

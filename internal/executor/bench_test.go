@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sendonce/sendonce/internal/dbtest"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // BenchmarkDrain measures the executor's own ceiling: one executor draining a
@@ -21,13 +22,12 @@ func BenchmarkDrain(b *testing.B) {
 				b.StopTimer()
 				url := dbtest.URL(b)
 				pool := openPoolB(b, url, 4)
-				acct := mustInt64(b, pool, `INSERT INTO accounts (name) VALUES ('bench') RETURNING id`)
-				mustInt64(b, pool, `WITH ins AS (INSERT INTO subscribers (account_id, email, email_lower, status)
-					SELECT $1, 'r' || i || '@example.com', 'r' || i || '@example.com', 'confirmed'
-					FROM generate_series(1, $2::int) i RETURNING 1) SELECT count(*) FROM ins`, acct, n)
-				c := mustInt64(b, pool, `INSERT INTO campaigns (account_id, name, subject, from_email, text_template,
-					status, scheduled_for) VALUES ($1, 'b', 's', 'a@example.com', 'Hi {{.Name}}', 'approved', now())
-					RETURNING id`, acct)
+				fx := testfactory.New(pool)
+				acct := fx.Account(b, "bench").ID
+				fx.Subscribers(b, acct, "r", n, "confirmed")
+				now := time.Now()
+				c := fx.Campaign(b, acct, testfactory.Campaign{Name: "b", Text: "Hi {{.Name}}", Status: "approved",
+					ScheduledFor: &now})
 				e, err := New(pool, newFake(true), Config{Tick: time.Hour, Workers: max(64, batch), BatchSize: batch,
 					Poll: 10 * time.Millisecond}, nil, nil)
 				if err != nil {

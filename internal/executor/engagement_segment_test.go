@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/internal/dbtest"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // TestResendToNonOpenersGoesToExactlyThoseOnce: a first campaign is sent; some
@@ -38,10 +39,10 @@ func TestResendToNonOpenersGoesToExactlyThoseOnce(t *testing.T) {
 
 	// s1..s3 opened as people (s3 twice, once more by a scanner); s4, s5 only by a
 	// scanner; s6 clicked without opening; s7..s10 did nothing.
-	hit := func(email, kind string, link int, bot bool) {
-		f.exec(`INSERT INTO tracking_hits (account_id, campaign_id, send_id, kind, link_idx, occurred_at, method, suspected_bot)
-			SELECT account_id, campaign_id, id, $3, $4, now(), 'GET', $5 FROM sends WHERE campaign_id = $1 AND email_lower = $2`,
-			first, email, kind, link, bot)
+	fx := testfactory.New(pool)
+	hit := func(email, kind string, link int32, bot bool) {
+		send := f.int64(`SELECT id FROM sends WHERE campaign_id = $1 AND email_lower = $2`, first, email)
+		fx.TrackingHit(t, acct, first, send, testfactory.TrackingHit{Kind: kind, Link: link, At: time.Now(), SuspectedBot: bot})
 	}
 	for _, s := range []string{"s1", "s2", "s3", "s3"} {
 		hit(s+"@example.com", "open", 0, false)
@@ -51,11 +52,11 @@ func TestResendToNonOpenersGoesToExactlyThoseOnce(t *testing.T) {
 	hit("s5@example.com", "open", 0, true)
 	hit("s6@example.com", "click", 1, false)
 	// Joined after the first campaign: never received it, so not a non-opener.
-	late := f.int64(`INSERT INTO subscribers (account_id, email, email_lower, status) VALUES ($1, 'late@example.com', 'late@example.com', 'confirmed') RETURNING id`, acct)
-	f.exec(`INSERT INTO list_members (list_id, subscriber_id, account_id) VALUES ($1, $2, $3)`, l, late, acct)
+	late := fx.Subscriber(t, acct, testfactory.Subscriber{Email: "late@example.com", Status: "confirmed"})
+	fx.Members(t, acct, l, late)
 
-	seg := f.int64(`INSERT INTO segments (account_id, name, engaged_kind, engaged_negated, engaged_campaign_id, engaged_people_only)
-		VALUES ($1, 'non-openers', 'open', true, $2, true) RETURNING id`, acct, first)
+	seg := fx.Segment(t, acct, testfactory.Segment{Name: "non-openers", EngagedKind: "open", EngagedNegated: true,
+		EngagedCampaign: first})
 	second := f.campaign(acct, []int64{l}, "skip", clk.Now())
 	f.exec(`UPDATE campaigns SET segment_id = $1 WHERE id = $2`, seg, second)
 	waitSent(t, f, e, second)

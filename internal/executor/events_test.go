@@ -13,6 +13,7 @@ import (
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // sendEvents returns, per send id of the campaign, the types of its send.* events.
@@ -105,7 +106,7 @@ func TestClaimAndRescueWriteTheirEvents(t *testing.T) {
 	c := f.campaign(acct, nil, "skip", time.Now().Add(-time.Minute))
 	f.start(c)
 	q := store.New(pool)
-	f.exec(`INSERT INTO suppressions (account_id, email_lower, reason, source) VALUES ($1, 's1@example.com', 'manual', 't')`, acct)
+	testfactory.New(pool).Suppression(t, acct, "s1@example.com", "manual", "t")
 	rows, err := q.SendClaimBatch(ctx, store.SendClaimBatchParams{CampaignID: c, N: 10, Lease: leaseInterval(time.Minute)})
 	require.NoError(t, err)
 	require.Len(t, rows, 3)

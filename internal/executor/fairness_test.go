@@ -14,6 +14,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // blockAt is a query tracer that holds the first statement containing marker
@@ -51,7 +52,7 @@ func TestBuildHeldOpenDoesNotHoldBackAnotherAccountsEvents(t *testing.T) {
 	clk := newClock()
 	a, b := f.account("a"), f.account("b")
 	f.subscribers(a, "s", 5, "confirmed")
-	seg := f.int64(`INSERT INTO segments (account_id, name, match) VALUES ($1, 'some', '$.n >= 2') RETURNING id`, a)
+	seg := testfactory.New(pool).Segment(t, a, testfactory.Segment{Name: "some", Match: "$.n >= 2"})
 	c := f.campaign(a, nil, "skip", clk.Now())
 	f.exec(`UPDATE campaigns SET segment_id = $1 WHERE id = $2`, seg, c)
 
@@ -122,7 +123,7 @@ func TestCampaignThatCannotStartFailsAloneAndOthersStart(t *testing.T) {
 	a, b := f.account("a"), f.account("b")
 	f.subscribers(a, "a", 3, "confirmed")
 	f.subscribers(b, "b", 3, "confirmed")
-	seg := f.int64(`INSERT INTO segments (account_id, name, match) VALUES ($1, 'var', '$x == 1') RETURNING id`, a)
+	seg := testfactory.New(pool).Segment(t, a, testfactory.Segment{Name: "var", Match: "$x == 1"})
 	bad := f.campaign(a, nil, "skip", clk.Now().Add(-time.Minute))
 	f.exec(`UPDATE campaigns SET segment_id = $1 WHERE id = $2`, seg, bad)
 	good := f.campaign(b, nil, "skip", clk.Now())
@@ -162,7 +163,8 @@ func TestBuildOfADeadExecutorIsTakenOverAndNeverFinishedPartial(t *testing.T) {
 	f.subscribers(acct, "s", 10, "confirmed")
 	f.subscribers(acct, "p", 2, "pending")
 	c := f.campaign(acct, nil, "skip", clk.Now())
-	dead := f.int64(`INSERT INTO executors (host, pid, started_at, heartbeat_at) VALUES ('gone', 1, now(), now()) RETURNING id`)
+	dead, err := store.New(pool).ExecutorRegister(context.Background(), store.ExecutorRegisterParams{Host: "gone", Pid: 1})
+	require.NoError(t, err)
 	// The dead builder got three rows in before it stopped.
 	f.exec(`UPDATE campaigns SET status = 'building', build_executor_id = $1 WHERE id = $2`, dead, c)
 	f.exec(`INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id)

@@ -134,9 +134,7 @@ func (f fixture) list(acct int64, name string) int64 {
 
 // members puts every subscriber of acct whose email starts with prefix into list.
 func (f fixture) members(acct, list int64, prefix string) {
-	f.exec(`INSERT INTO list_members (list_id, subscriber_id, account_id)
-		SELECT $1, id, account_id FROM subscribers WHERE account_id = $2 AND email_lower LIKE $3 || '%'
-		ON CONFLICT DO NOTHING`, list, acct, prefix)
+	testfactory.New(f.pool).MembersByPrefix(f.t, acct, list, prefix)
 }
 
 // campaign inserts an approved campaign due at scheduled.
@@ -278,15 +276,6 @@ func openPoolB(b *testing.B, url string, conns int32) *pgxpool.Pool {
 	}
 	b.Cleanup(pool.Close)
 	return pool
-}
-
-func mustInt64(b *testing.B, pool *pgxpool.Pool, sql string, args ...any) int64 {
-	b.Helper()
-	var n int64
-	if err := pool.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
-		b.Fatal(err)
-	}
-	return n
 }
 
 // backdateOK moves the start of e's run of good heartbeats d earlier: as if e had

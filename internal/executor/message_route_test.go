@@ -16,6 +16,7 @@ import (
 	"github.com/sendonce/sendonce/internal/pacing"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // Transactional messages take the campaigns' routes: a pool with its failover,
@@ -51,9 +52,7 @@ func messagePool(t *testing.T, primary, secondary Route) (fixture, int64, int64,
 	acct := f.account("a")
 	one := f.sender(acct, "primary", "smtp", false)
 	two := f.sender(acct, "secondary", "smtp", false)
-	pl := f.int64(`INSERT INTO sender_pools (account_id, name) VALUES ($1, 'relays') RETURNING id`, acct)
-	f.exec(`INSERT INTO sender_pool_members (pool_id, account_id, position, sender_id) VALUES ($1, $2, 0, $3), ($1, $2, 1, $4)`,
-		pl, acct, one, two)
+	pl := testfactory.New(f.pool).SenderPool(t, acct, "relays", one, two)
 	r := &poolRoutes{swapRoutes: &swapRoutes{byID: map[int64]Route{one: primary, two: secondary}},
 		members: []PoolMember{{SenderID: one}, {SenderID: two}}}
 	return f, acct, pl, one, two, r

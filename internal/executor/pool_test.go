@@ -13,6 +13,7 @@ import (
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/invariant"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // poolRoutes is a Senders with pools: swapRoutes' routes and one pool's members,
@@ -50,9 +51,7 @@ func poolCampaign(t *testing.T, n int, primary, secondary Provider) (fixture, in
 	f.subscribers(acct, "r", n, "confirmed")
 	one := f.sender(acct, "primary", "smtp", false)
 	two := f.sender(acct, "secondary", "smtp", false)
-	pl := f.int64(`INSERT INTO sender_pools (account_id, name) VALUES ($1, 'relays') RETURNING id`, acct)
-	f.exec(`INSERT INTO sender_pool_members (pool_id, account_id, position, sender_id) VALUES ($1, $2, 0, $3), ($1, $2, 1, $4)`,
-		pl, acct, one, two)
+	pl := testfactory.New(pool).SenderPool(t, acct, "relays", one, two)
 	c := f.campaign(acct, nil, "skip", time.Now().Add(-time.Second))
 	f.exec(`UPDATE campaigns SET pool_id = $1 WHERE id = $2`, pl, c)
 	r := &poolRoutes{swapRoutes: &swapRoutes{byID: map[int64]Route{one: {Provider: primary, Kind: "smtp"},

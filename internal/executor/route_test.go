@@ -15,6 +15,7 @@ import (
 	"github.com/sendonce/sendonce/internal/invariant"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // plainBuilder builds a transactional message's provider message from its row,
@@ -65,10 +66,9 @@ func (f fixture) message(acct int64, senderID *int64, key, to string) int64 {
 	return f.int64(`SELECT id FROM sends WHERE job_id = $1`, job)
 }
 
-// sender inserts a sender row of acct and returns its id.
+// sender makes a sender of acct and returns its id.
 func (f fixture) sender(acct int64, name, typ string, isDefault bool) int64 {
-	return f.int64(`INSERT INTO senders (account_id, name, type, is_default) VALUES ($1, $2, $3, $4) RETURNING id`,
-		acct, name, typ, isDefault)
+	return testfactory.New(f.pool).Sender(f.t, acct, name, typ, isDefault)
 }
 
 // streamOf is the dealer's campaign of acct's message stream, refreshed as dispatch does.

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/internal/dbtest"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 func TestBuildAppliesTheSegmentAndSkipsUnsubscribedMemberships(t *testing.T) {
@@ -23,7 +24,7 @@ func TestBuildAppliesTheSegmentAndSkipsUnsubscribedMemberships(t *testing.T) {
 	// s2 left the list: the membership stays, marked.
 	f.exec(`UPDATE list_members SET status = 'unsubscribed', status_source = 'test'
 		WHERE subscriber_id = (SELECT id FROM subscribers WHERE email_lower = 's2@example.com')`)
-	seg := f.int64(`INSERT INTO segments (account_id, name, match) VALUES ($1, 'low', '$.n <= 4') RETURNING id`, acct)
+	seg := testfactory.New(pool).Segment(t, acct, testfactory.Segment{Name: "low", Match: "$.n <= 4"})
 	c := f.campaign(acct, []int64{l}, "skip", clk.Now())
 	f.exec(`UPDATE campaigns SET segment_id = $1 WHERE id = $2`, seg, c)
 	whole := f.campaign(acct, []int64{l}, "skip", clk.Now())
@@ -52,8 +53,8 @@ func TestSegmentBuildPastItsTimeLimitFailsTheCampaign(t *testing.T) {
 	acct := f.account("a")
 	f.subscribers(acct, "s", 1, "confirmed")
 	f.exec(`UPDATE subscribers SET attributes = jsonb_build_object('a', (SELECT jsonb_agg(i) FROM generate_series(1, 3000) i))`)
-	seg := f.int64(`INSERT INTO segments (account_id, name, match) VALUES ($1, 'slow',
-		'exists($.a[*] ? (exists($.a[*] ? (exists($.a[*] ? (@ == -1))))))') RETURNING id`, acct)
+	seg := testfactory.New(pool).Segment(t, acct, testfactory.Segment{Name: "slow",
+		Match: "exists($.a[*] ? (exists($.a[*] ? (exists($.a[*] ? (@ == -1))))))"})
 	c := f.campaign(acct, nil, "skip", clk.Now())
 	f.exec(`UPDATE campaigns SET segment_id = $1 WHERE id = $2`, seg, c)
 
@@ -85,8 +86,8 @@ func TestFailedBuildRemovesItsRowsInBoundedTransactions(t *testing.T) {
 	f.subscribers(acct, "s", 1, "confirmed")
 	f.exec(`UPDATE subscribers SET attributes = jsonb_build_object('a', (SELECT jsonb_agg(i) FROM generate_series(1, 3000) i))`)
 	f.subscribers(acct, "q", 2500, "confirmed")
-	seg := f.int64(`INSERT INTO segments (account_id, name, match) VALUES ($1, 'slow',
-		'exists($.a[*] ? (exists($.a[*] ? (exists($.a[*] ? (@ == -1))))))') RETURNING id`, acct)
+	seg := testfactory.New(pool).Segment(t, acct, testfactory.Segment{Name: "slow",
+		Match: "exists($.a[*] ? (exists($.a[*] ? (exists($.a[*] ? (@ == -1))))))"})
 	queue := func(c int64) {
 		f.exec(`INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id)
 			SELECT $1::bigint, account_id, id, email, email_lower, 'campaign:' || $1::bigint || ':' || id

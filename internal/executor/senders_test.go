@@ -11,6 +11,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/invariant"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // routes is a Senders over fixed providers, recording what was reported.
@@ -39,9 +40,7 @@ func TestSendersRouteAndRate(t *testing.T) {
 	a, b := f.account("a"), f.account("b")
 	f.subscribers(a, "a", 40, "confirmed")
 	f.subscribers(b, "b", 40, "confirmed")
-	var senderA int64
-	require.NoError(t, pool.QueryRow(context.Background(), `INSERT INTO senders (account_id, name, type, is_default)
-		VALUES ($1, 'a', 'postmark', true) RETURNING id`, a).Scan(&senderA))
+	senderA := testfactory.New(pool).Sender(t, a, "a", "postmark", true)
 	ca := f.campaign(a, nil, "skip", clk.Now().Add(-time.Minute))
 	cb := f.campaign(b, nil, "skip", clk.Now().Add(-time.Minute))
 	own, viaSender := newFake(true), newFake(false)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/sequence"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // Sequence retention deletes, for enrollments that ended before the cutoff, their
@@ -22,7 +23,7 @@ func TestSequenceRetention(t *testing.T) {
 	f := fixture{t, pool}
 	clk := newClock()
 	acct := f.account("a")
-	tpl := f.int64(`INSERT INTO templates (account_id, name, subject, text) VALUES ($1, 't', 'Hi', 'Order {{.Event.order}}') RETURNING id`, acct)
+	tpl := testfactory.New(pool).Template(t, acct, testfactory.Template{Name: "t", Subject: "Hi", Text: "Order {{.Event.order}}"})
 	svc := sequence.NewService(pool)
 	svc.Now = clk.Now
 	adv := &sequence.Advancer{Pool: pool, Now: clk.Now}

@@ -11,6 +11,7 @@ import (
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/suppression"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 func TestStartBuildsTheRecipientListOnce(t *testing.T) {
@@ -126,8 +127,7 @@ func TestNotifyStartsAnApprovedCampaignAtOnce(t *testing.T) {
 	require.Eventually(t, func() bool { pid := listener(); return pid != 0 && pid != old }, 30*time.Second, 10*time.Millisecond)
 	t.Logf("listening again %s after the cut", time.Since(cut))
 
-	c := f.int64(`INSERT INTO campaigns (account_id, name, subject, from_email, text_template)
-		VALUES ($1, 'n', 's', 'a@example.com', 'hi') RETURNING id`, acct)
+	c := testfactory.New(pool).Campaign(t, acct, testfactory.Campaign{Name: "n", Text: "hi"})
 	approved := time.Now()
 	tx, err := pool.Begin(context.Background())
 	require.NoError(t, err)

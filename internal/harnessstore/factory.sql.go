@@ -56,6 +56,54 @@ func (q *Queries) FactoryCampaign(ctx context.Context, arg FactoryCampaignParams
 	return id, err
 }
 
+const factoryEnrollEveryone = `-- name: FactoryEnrollEveryone :execrows
+INSERT INTO sequence_enrollments (account_id, sequence_id, subscriber_id, email, due_at, trigger)
+SELECT s.account_id, $1::bigint, s.id, s.email, $2::timestamptz, 'manual'
+FROM subscribers s
+WHERE s.account_id = $3::bigint
+`
+
+type FactoryEnrollEveryoneParams struct {
+	SequenceID int64
+	DueAt      time.Time
+	AccountID  int64
+}
+
+// Every subscriber of the account enrolled in the sequence by hand (trigger manual),
+// at its first step, due at due_at, in one statement.
+func (q *Queries) FactoryEnrollEveryone(ctx context.Context, arg FactoryEnrollEveryoneParams) (int64, error) {
+	result, err := q.db.Exec(ctx, factoryEnrollEveryone, arg.SequenceID, arg.DueAt, arg.AccountID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const factoryMembersByPrefix = `-- name: FactoryMembersByPrefix :execrows
+INSERT INTO list_members (list_id, subscriber_id, account_id)
+SELECT $1::bigint, s.id, s.account_id
+FROM subscribers s
+WHERE s.account_id = $2::bigint AND s.email_lower LIKE lower($3::text) || '%'
+ORDER BY s.id
+ON CONFLICT DO NOTHING
+`
+
+type FactoryMembersByPrefixParams struct {
+	ListID    int64
+	AccountID int64
+	Prefix    string
+}
+
+// Every subscriber of the account whose address starts with the prefix (”: all of
+// them) joins the list, in one statement; one already on it stays as it is.
+func (q *Queries) FactoryMembersByPrefix(ctx context.Context, arg FactoryMembersByPrefixParams) (int64, error) {
+	result, err := q.db.Exec(ctx, factoryMembersByPrefix, arg.ListID, arg.AccountID, arg.Prefix)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const factorySend = `-- name: FactorySend :one
 INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status, attempts, sent_at,
                    lease_until, provider_message_id)
@@ -91,6 +139,31 @@ func (q *Queries) FactorySend(ctx context.Context, arg FactorySendParams) (int64
 		arg.SentAt,
 		arg.LeaseUntil,
 		arg.ProviderMessageID,
+	)
+	var id int64
+	err := row.Scan(&id)
+	return id, err
+}
+
+const factorySender = `-- name: FactorySender :one
+INSERT INTO senders (account_id, name, type, is_default) VALUES ($1, $2, $3, $4)
+RETURNING id
+`
+
+type FactorySenderParams struct {
+	AccountID int64
+	Name      string
+	Type      string
+	IsDefault bool
+}
+
+// A sender with no settings and no secret: enough to route and count by, not to deliver through.
+func (q *Queries) FactorySender(ctx context.Context, arg FactorySenderParams) (int64, error) {
+	row := q.db.QueryRow(ctx, factorySender,
+		arg.AccountID,
+		arg.Name,
+		arg.Type,
+		arg.IsDefault,
 	)
 	var id int64
 	err := row.Scan(&id)
@@ -178,6 +251,56 @@ func (q *Queries) FactorySubscribers(ctx context.Context, arg FactorySubscribers
 	return result.RowsAffected(), nil
 }
 
+const factorySuppression = `-- name: FactorySuppression :exec
+INSERT INTO suppressions (account_id, email_lower, reason, source)
+VALUES ($1, lower($2::text), $3, $4)
+`
+
+type FactorySuppressionParams struct {
+	AccountID int64
+	Email     string
+	Reason    string
+	Source    string
+}
+
+// The row alone: no suppression.created event, unlike the product's suppression add.
+func (q *Queries) FactorySuppression(ctx context.Context, arg FactorySuppressionParams) error {
+	_, err := q.db.Exec(ctx, factorySuppression,
+		arg.AccountID,
+		arg.Email,
+		arg.Reason,
+		arg.Source,
+	)
+	return err
+}
+
+const factoryTemplate = `-- name: FactoryTemplate :one
+INSERT INTO templates (account_id, name, subject, html, text) VALUES ($1, $2, $3, $4, $5)
+RETURNING id
+`
+
+type FactoryTemplateParams struct {
+	AccountID int64
+	Name      string
+	Subject   string
+	Html      string
+	Text      string
+}
+
+// A template with the table's defaults besides its name, subject and bodies.
+func (q *Queries) FactoryTemplate(ctx context.Context, arg FactoryTemplateParams) (int64, error) {
+	row := q.db.QueryRow(ctx, factoryTemplate,
+		arg.AccountID,
+		arg.Name,
+		arg.Subject,
+		arg.Html,
+		arg.Text,
+	)
+	var id int64
+	err := row.Scan(&id)
+	return id, err
+}
+
 const factoryTrackedLink = `-- name: FactoryTrackedLink :exec
 INSERT INTO tracked_links (account_id, campaign_id, idx, url) VALUES ($1, $2, $3, $4)
 `
@@ -195,6 +318,35 @@ func (q *Queries) FactoryTrackedLink(ctx context.Context, arg FactoryTrackedLink
 		arg.CampaignID,
 		arg.Idx,
 		arg.Url,
+	)
+	return err
+}
+
+const factoryTrackingHit = `-- name: FactoryTrackingHit :exec
+INSERT INTO tracking_hits (account_id, campaign_id, send_id, kind, link_idx, occurred_at, method, suspected_bot)
+VALUES ($1, $2, $3, $4, $5, $6, 'GET', $7)
+`
+
+type FactoryTrackingHitParams struct {
+	AccountID    int64
+	CampaignID   int64
+	SendID       int64
+	Kind         string
+	LinkIdx      int32
+	OccurredAt   time.Time
+	SuspectedBot bool
+}
+
+// A hit on a campaign send as the tracker records it, with no user agent and no bot reasons.
+func (q *Queries) FactoryTrackingHit(ctx context.Context, arg FactoryTrackingHitParams) error {
+	_, err := q.db.Exec(ctx, factoryTrackingHit,
+		arg.AccountID,
+		arg.CampaignID,
+		arg.SendID,
+		arg.Kind,
+		arg.LinkIdx,
+		arg.OccurredAt,
+		arg.SuspectedBot,
 	)
 	return err
 }

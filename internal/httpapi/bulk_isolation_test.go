@@ -21,6 +21,7 @@ import (
 	"github.com/sendonce/sendonce/internal/event"
 	"github.com/sendonce/sendonce/internal/invariant"
 	"github.com/sendonce/sendonce/internal/subscriber"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // TestBulkWritesOfOneTenantDoNotHoldBackAnothersStream: account A cancels a
@@ -59,11 +60,10 @@ func TestBulkWritesOfOneTenantDoNotHoldBackAnothersStream(t *testing.T) {
 			acctA, from, min(from+fixtureBatch-1, recipients))
 		require.NoError(t, err)
 	}
-	var campaignID int64
+	now := time.Now()
+	campaignID := testfactory.New(e.pool).Campaign(t, acctA, testfactory.Campaign{Name: "big", Subject: "Big",
+		FromEmail: "news@example.com", Text: "Hi", Status: "sending", ScheduledFor: &now, ApprovedAt: &now, StartedAt: &now})
 	var err error
-	require.NoError(t, e.pool.QueryRow(ctx, `INSERT INTO campaigns (account_id, name, subject, from_email, text_template,
-		status, scheduled_for, approved_at, started_at) VALUES ($1, 'big', 'Big', 'news@example.com', 'Hi', 'sending', now(), now(), now())
-		RETURNING id`, acctA).Scan(&campaignID))
 	for after := int64(0); ; {
 		var last *int64
 		require.NoError(t, e.pool.QueryRow(ctx, `WITH ins AS (

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 func createCampaign(t *testing.T, e *env, extra map[string]any) api.Campaign {
@@ -112,19 +114,19 @@ func TestCampaignTransitions(t *testing.T) {
 	// The executor's move to sending, done here by hand, then pause/resume/cancel.
 	_, err = e.pool.Exec(ctx, `UPDATE campaigns SET status = 'sending', started_at = now() WHERE id = $1`, c.Id)
 	require.NoError(t, err)
-	var subID int64
-	require.NoError(t, e.pool.QueryRow(ctx, `INSERT INTO subscribers (account_id, email, email_lower, status)
-		SELECT account_id, 'r@example.com', 'r@example.com', 'confirmed' FROM campaigns WHERE id = $1 RETURNING id`, c.Id).Scan(&subID))
-	_, err = e.pool.Exec(ctx, `INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status, sent_at)
-		SELECT id, account_id, $2::bigint, 'r@example.com', 'r@example.com', 'campaign:'||id||':'||$2::bigint, 'sent', now() FROM campaigns WHERE id = $1`, c.Id, subID)
-	require.NoError(t, err)
+	var acct int64
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT account_id FROM campaigns WHERE id = $1`, c.Id).Scan(&acct))
+	fx := testfactory.New(e.pool)
+	subID := fx.Subscriber(t, acct, testfactory.Subscriber{Email: "r@example.com", Status: "confirmed"})
+	now := time.Now()
+	fx.Send(t, acct, c.Id, subID, testfactory.Send{Email: "r@example.com", Status: "sent", SentAt: &now})
 	// Its kept counter, as the acknowledgement (SendAckMany) writes it: /stats reads the counters.
 	_, err = e.pool.Exec(ctx, `INSERT INTO campaign_counts (campaign_id, account_id, domain, sent)
 		SELECT id, account_id, 'example.com', 1 FROM campaigns WHERE id = $1`, c.Id)
 	require.NoError(t, err)
-	_, err = e.pool.Exec(ctx, `INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id)
-		SELECT id, account_id, g, 'q'||g||'@example.com', 'q'||g||'@example.com', 'campaign:'||id||':'||g FROM campaigns, generate_series(1000, 1002) g WHERE id = $1`, c.Id)
-	require.NoError(t, err)
+	for g := int64(1000); g <= 1002; g++ {
+		fx.Send(t, acct, c.Id, g, testfactory.Send{Email: fmt.Sprintf("q%d@example.com", g)})
+	}
 
 	res = e.do(e.keyA, "POST", "/v1/campaigns/"+id+"/pause", nil)
 	require.Equal(t, http.StatusOK, res.Status)

@@ -13,6 +13,8 @@ import (
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/httpapi"
 	"github.com/sendonce/sendonce/internal/httpapi/httpapitest"
+	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/testfactory"
 	"github.com/sendonce/sendonce/internal/token"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 	"github.com/sendonce/sendonce/internal/webhook"
@@ -47,20 +49,19 @@ func setupOptout(t *testing.T, language string) *optoutEnv {
 	for _, name := range []string{"second", "third"} {
 		other, _, err := accounts.Create(e.ctx, name)
 		require.NoError(t, err)
-		_, err = e.pool.Exec(e.ctx, `INSERT INTO lists (account_id, name, public, optin_from_email)
-			VALUES ($1, $2, true, 'news@example.com')`, other.ID, "Public list of "+name)
+		_, err = store.New(e.pool).ListCreate(e.ctx, store.ListCreateParams{AccountID: other.ID, Name: "Public list of " + name,
+			Optin: "single", Public: true, OptinFromEmail: "news@example.com"})
 		require.NoError(t, err)
 	}
 	_, err = e.pool.Exec(e.ctx, `SELECT setval(pg_get_serial_sequence('subscribers', 'id'), 2),
 		setval(pg_get_serial_sequence('campaigns', 'id'), 4)`)
 	require.NoError(t, err)
-	require.NoError(t, e.pool.QueryRow(e.ctx, `INSERT INTO subscribers (account_id, email, email_lower, status)
-		VALUES ($1, 'Ada@Example.com', 'ada@example.com', 'confirmed') RETURNING id`, e.accountID).Scan(&e.subscriberID))
+	f := testfactory.New(e.pool)
+	e.subscriberID = f.Subscriber(t, e.accountID, testfactory.Subscriber{Email: "Ada@Example.com", Status: "confirmed"})
 	require.NoError(t, e.pool.QueryRow(e.ctx, `INSERT INTO campaigns (account_id, name, subject, from_email, language)
 		VALUES ($1, 'c', 's', 'news@example.com', $2) RETURNING id`, e.accountID, language).Scan(&e.campaignID))
-	_, err = e.pool.Exec(e.ctx, `INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status, provider_message_id)
-		VALUES ($1, $2, $3, 'Ada@Example.com', 'ada@example.com', 'job-ada', 'sent', 'pm-ada')`, e.campaignID, e.accountID, e.subscriberID)
-	require.NoError(t, err)
+	f.Send(t, e.accountID, e.campaignID, e.subscriberID, testfactory.Send{Email: "Ada@Example.com", JobID: "job-ada",
+		Status: "sent", ProviderMessageID: "pm-ada"})
 
 	cfg := config.Default()
 	srv := httptest.NewServer(httpapitest.New(t, e.pool, cfg, func(d *httpapi.Deps) {

@@ -27,6 +27,7 @@ import (
 	"github.com/sendonce/sendonce/internal/httpapi"
 	"github.com/sendonce/sendonce/internal/httpapi/httpapitest"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/testfactory"
 	"github.com/sendonce/sendonce/internal/token"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
 	"github.com/sendonce/sendonce/internal/webhook"
@@ -108,10 +109,7 @@ func TestSignedWebhookStopsMidSendCampaign(t *testing.T) {
 	accounts := account.NewService(pool)
 	acc, _, err := accounts.Create(ctx, "bulk")
 	require.NoError(t, err)
-	_, err = pool.Exec(ctx, `INSERT INTO subscribers (account_id, email, email_lower, status)
-		SELECT $1, 'r' || g || '@example.com', 'r' || g || '@example.com', 'confirmed' FROM generate_series(1, $2::int) g`,
-		acc.ID, recipients)
-	require.NoError(t, err)
+	testfactory.New(pool).Subscribers(t, acc.ID, "r", recipients, "confirmed")
 	// Opt-outs arrive for addresses far behind the claim front at the trigger.
 	var targets []string
 	for i := 15001; i <= 15050; i++ {
@@ -152,10 +150,10 @@ func TestSignedWebhookStopsMidSendCampaign(t *testing.T) {
 		Links: signer.Links(srv.URL, ""),
 	}, nil, nil)
 	require.NoError(t, err)
-	var campaignID int64
-	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO campaigns (account_id, name, subject, from_email, text_template, status, approved_at, scheduled_for)
-		VALUES ($1, 'bulk', 'Hello', 'news@example.com', 'Hi. Unsubscribe: {{.UnsubscribeURL}}', 'approved', now(), now()) RETURNING id`,
-		acc.ID).Scan(&campaignID))
+	now := time.Now()
+	campaignID := testfactory.New(pool).Campaign(t, acc.ID, testfactory.Campaign{Name: "bulk", Subject: "Hello",
+		FromEmail: "news@example.com", Text: "Hi. Unsubscribe: {{.UnsubscribeURL}}", Status: "approved", ApprovedAt: &now,
+		ScheduledFor: &now})
 	_ = ex.Start(ctx) // the executor's Start never fails
 	t.Cleanup(func() {
 		stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -20,6 +21,7 @@ import (
 	"github.com/sendonce/sendonce/internal/export"
 	"github.com/sendonce/sendonce/internal/httpapi"
 	"github.com/sendonce/sendonce/internal/httpapi/httpapitest"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // NDJSON exports are checked against openapi.yaml as text, like CSV.
@@ -63,15 +65,13 @@ func TestSubscriberActivityAndExport(t *testing.T) {
 		map[string]any{"subscriber_ids": []int64{sub.Id}}).Status)
 	var acct, campaign, send int64
 	require.NoError(t, e.pool.QueryRow(ctx, `SELECT account_id FROM subscribers WHERE id = $1`, sub.Id).Scan(&acct))
-	require.NoError(t, e.pool.QueryRow(ctx, `INSERT INTO campaigns (account_id, name, subject, from_email)
-		VALUES ($1, 'Sale', 's', 'news@example.com') RETURNING id`, acct).Scan(&campaign))
-	require.NoError(t, e.pool.QueryRow(ctx, `INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status, sent_at)
-		VALUES ($1, $2, $3, 'Ada@Example.com', 'ada@example.com', $4, 'sent', now() - interval '3 hours')
-		RETURNING id`, campaign, acct, sub.Id, fmt.Sprintf("campaign:%d:%d", campaign, sub.Id)).Scan(&send))
-	_, err := e.pool.Exec(ctx, `INSERT INTO tracking_hits (account_id, campaign_id, send_id, kind, link_idx, occurred_at, method, suspected_bot)
-		VALUES ($1, $2, $3, 'open', 0, now() - interval '2 hours', 'GET', true),
-		       ($1, $2, $3, 'click', 1, now() - interval '1 hour', 'GET', false)`, acct, campaign, send)
-	require.NoError(t, err)
+	f := testfactory.New(e.pool)
+	campaign = f.Campaign(t, acct, testfactory.Campaign{Name: "Sale", FromEmail: "news@example.com"})
+	now := time.Now()
+	sentAt := now.Add(-3 * time.Hour)
+	send = f.Send(t, acct, campaign, sub.Id, testfactory.Send{Email: "Ada@Example.com", Status: "sent", SentAt: &sentAt})
+	f.TrackingHit(t, acct, campaign, send, testfactory.TrackingHit{Kind: "open", At: now.Add(-2 * time.Hour), SuspectedBot: true})
+	f.TrackingHit(t, acct, campaign, send, testfactory.TrackingHit{Kind: "click", Link: 1, At: now.Add(-time.Hour)})
 	require.Less(t, e.do(e.keyA, "POST", "/v1/messages", map[string]any{"to": "ada@example.com", "from": "shop@example.com",
 		"subject": "Receipt", "text": "Thanks"}, "Idempotency-Key", "r-1").Status, 300)
 	require.Less(t, e.do(e.keyA, "POST", "/v1/suppressions", map[string]any{"email": "ada@example.com"}).Status, 300)
@@ -200,9 +200,9 @@ func TestExportsStreamAndIsolate(t *testing.T) {
 
 	res = e.do(e.keyA, "GET", "/v1/subscribers/export?format=xml", nil)
 	require.Equal(t, http.StatusUnprocessableEntity, res.Status)
-	var campaign int64
-	require.NoError(t, e.pool.QueryRow(context.Background(), `INSERT INTO campaigns (account_id, name, subject, from_email)
-		SELECT account_id, 'c', 's', 'n@example.com' FROM subscribers WHERE email = 'b1@example.com' RETURNING id`).Scan(&campaign))
+	var acctB int64
+	require.NoError(t, e.pool.QueryRow(context.Background(), `SELECT account_id FROM subscribers WHERE email = 'b1@example.com'`).Scan(&acctB))
+	campaign := testfactory.New(e.pool).Campaign(t, acctB, testfactory.Campaign{FromEmail: "n@example.com"})
 	require.Equal(t, http.StatusNotFound, e.do(e.keyA, "GET", fmt.Sprintf("/v1/campaigns/%d/recipients/export", campaign), nil).Status)
 	require.Equal(t, http.StatusOK, e.do(e.keyB, "GET", fmt.Sprintf("/v1/campaigns/%d/recipients/export", campaign), nil).Status)
 	for _, p := range []string{"/v1/suppressions/export", "/v1/messages/export", "/v1/events/export?format=ndjson"} {
@@ -231,19 +231,17 @@ func TestErasedAddressSuppressedWhenItComesBack(t *testing.T) {
 	id := create()
 	var acct int64
 	require.NoError(t, pool.QueryRow(ctx, `SELECT account_id FROM subscribers WHERE id = $1`, id).Scan(&acct))
-	var campaign int64
-	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO campaigns (account_id, name, subject, from_email) VALUES ($1, 'c', 's', 'n@example.com') RETURNING id`, acct).Scan(&campaign))
-	_, err := pool.Exec(ctx, `INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status, lease_until)
-		VALUES ($1, $2, $3, 'Ada@Example.com', 'ada@example.com', $4, 'sending', now() + interval '1 minute')`,
-		campaign, acct, id, fmt.Sprintf("campaign:%d:%d", campaign, id))
-	require.NoError(t, err)
+	f := testfactory.New(pool)
+	campaign := f.Campaign(t, acct, testfactory.Campaign{FromEmail: "n@example.com"})
+	lease := time.Now().Add(time.Minute)
+	f.Send(t, acct, campaign, id, testfactory.Send{Email: "Ada@Example.com", Status: "sending", LeaseUntil: &lease})
 	res := e.do(e.keyA, "POST", fmt.Sprintf("/v1/subscribers/%d/erase", id), nil)
 	require.Equal(t, http.StatusConflict, res.Status, "%s", res.Body)
 	require.Equal(t, "60", res.Header.Get("Retry-After"))
 	var status string
 	require.NoError(t, pool.QueryRow(ctx, `SELECT status FROM subscribers WHERE id = $1`, id).Scan(&status))
 	require.Equal(t, "unsubscribed", status, "nothing new is sent while the erasure waits")
-	_, err = pool.Exec(ctx, `UPDATE sends SET status = 'sent', lease_until = NULL WHERE subscriber_id = $1`, id)
+	_, err := pool.Exec(ctx, `UPDATE sends SET status = 'sent', lease_until = NULL WHERE subscriber_id = $1`, id)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, e.do(e.keyA, "POST", fmt.Sprintf("/v1/subscribers/%d/erase", id), nil).Status)
 	require.Empty(t, suppressed(""), "only the hash is kept")

@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // The preference page shows the account's public lists besides the recipient's
@@ -19,11 +22,11 @@ func TestPreferencePagePublicListsAndEvents(t *testing.T) {
 	t.Parallel()
 	e := setupOptout(t, "")
 	a, b := e.withLists(t)
-	var pub, private int64
-	require.NoError(t, e.pool.QueryRow(e.ctx, `INSERT INTO lists (account_id, name, public, optin_from_email)
-		VALUES ($1, 'Public digest', true, 'news@example.com') RETURNING id`, e.accountID).Scan(&pub))
-	require.NoError(t, e.pool.QueryRow(e.ctx, `INSERT INTO lists (account_id, name) VALUES ($1, 'internal: churned') RETURNING id`,
-		e.accountID).Scan(&private))
+	pubList, err := store.New(e.pool).ListCreate(e.ctx, store.ListCreateParams{AccountID: e.accountID, Name: "Public digest",
+		Optin: "single", Public: true, OptinFromEmail: "news@example.com"})
+	require.NoError(t, err)
+	pub := pubList.ID
+	private := testfactory.New(e.pool).List(t, e.accountID, "internal: churned")
 
 	resp, err := http.Get(e.link())
 	require.NoError(t, err)

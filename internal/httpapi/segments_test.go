@@ -4,11 +4,13 @@ import (
 	"context"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/subscriber"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 func TestSegments(t *testing.T) {
@@ -75,11 +77,10 @@ func TestSegments(t *testing.T) {
 	require.Equal(t, http.StatusNoContent, res.Status)
 
 	// Past subscriber.CountBound the preview's count stops there and says so.
-	_, err := e.pool.Exec(context.Background(), `INSERT INTO subscribers (account_id, email, email_lower, status)
-		SELECT k.account_id, 'n' || i || '@example.com', 'n' || i || '@example.com', 'confirmed'
-		FROM (SELECT account_id FROM subscribers WHERE email_lower = 's0@example.com') k, generate_series(1, $1::int) i`,
-		subscriber.CountBound)
-	require.NoError(t, err)
+	var acct int64
+	require.NoError(t, e.pool.QueryRow(context.Background(), `SELECT account_id FROM subscribers WHERE email_lower = 's0@example.com'`).
+		Scan(&acct))
+	testfactory.New(e.pool).Subscribers(t, acct, "n", subscriber.CountBound, "confirmed")
 	res = e.do(a, "POST", "/v1/segments/preview", map[string]any{"statuses": []string{"confirmed"}})
 	require.Equal(t, http.StatusOK, res.Status, string(res.Body))
 	pv = decodeAs[api.SegmentPreview](t, res)
@@ -178,9 +179,10 @@ func TestSegmentEngagementOverTheAPI(t *testing.T) {
 		require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
 		ids = append(ids, decodeAs[api.Subscriber](t, res).Id)
 	}
-	_, err := e.pool.Exec(context.Background(), `INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status, sent_at)
-		SELECT $1::bigint, account_id, id, email, email_lower, 'campaign:' || $1::text || ':' || id, 'sent', now() FROM subscribers WHERE id = $2`, mine, ids[0])
-	require.NoError(t, err)
+	var acct int64
+	require.NoError(t, e.pool.QueryRow(context.Background(), `SELECT account_id FROM campaigns WHERE id = $1`, mine).Scan(&acct))
+	now := time.Now()
+	testfactory.New(e.pool).Send(t, acct, mine, ids[0], testfactory.Send{Email: "got@example.com", Status: "sent", SentAt: &now})
 	res = e.do(a, "POST", "/v1/segments/preview", map[string]any{
 		"engagement": map[string]any{"kind": "opened", "negated": true, "campaign_id": mine}})
 	require.Equal(t, http.StatusOK, res.Status, string(res.Body))

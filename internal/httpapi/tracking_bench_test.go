@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/httpapi"
 	"github.com/sendonce/sendonce/internal/httpapi/httpapitest"
+	"github.com/sendonce/sendonce/internal/testfactory"
 	"github.com/sendonce/sendonce/internal/token"
 	"github.com/sendonce/sendonce/internal/tracking"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
@@ -52,13 +54,16 @@ func BenchmarkClickRedirect(b *testing.B) {
 	}{pool, httpapitest.New(b, pool, cfg, func(d *httpapi.Deps) {
 		d.Unsubscribe, d.Tracking = unsubscribe.NewService(pool, signer), tracking.API{Service: svc}
 	})}
-	var acct, camp int64
+	var acct int64
 	require.NoError(b, e.pool.QueryRow(ctx, `SELECT min(id) FROM accounts`).Scan(&acct))
-	require.NoError(b, e.pool.QueryRow(ctx, `INSERT INTO campaigns (account_id, name, subject, from_email, status, started_at)
-		VALUES ($1, 'bench', 's', 'a@example.com', 'sent', now()) RETURNING id`, acct).Scan(&camp))
-	_, err = e.pool.Exec(ctx, `INSERT INTO tracked_links (account_id, campaign_id, idx, url)
-		SELECT $1, $2, i, 'https://shop.example/p/' || i FROM generate_series(1, 5) i`, acct, camp)
-	require.NoError(b, err)
+	fx := testfactory.New(e.pool)
+	started := time.Now()
+	camp := fx.Campaign(b, acct, testfactory.Campaign{Name: "bench", Status: "sent", StartedAt: &started})
+	var links []string
+	for i := 1; i <= 5; i++ {
+		links = append(links, fmt.Sprintf("https://shop.example/p/%d", i))
+	}
+	fx.TrackedLinks(b, acct, camp, links...)
 	_, err = e.pool.Exec(ctx, `INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status, sent_at)
 		SELECT $2, $1, i, 'r' || i || '@example.com', 'r' || i || '@example.com', 'campaign:' || $2::bigint || ':' || i, 'sent',
 		       now() - interval '1 hour'
@@ -170,11 +175,9 @@ func BenchmarkClickHandler(b *testing.B) {
 	ctx := context.Background()
 	acc, _, err := account.NewService(pool).Create(ctx, "bench")
 	require.NoError(b, err)
-	var camp int64
-	require.NoError(b, pool.QueryRow(ctx, `INSERT INTO campaigns (account_id, name, subject, from_email, status)
-		VALUES ($1, 'bench', 's', 'a@example.com', 'sent') RETURNING id`, acc.ID).Scan(&camp))
-	_, err = pool.Exec(ctx, `INSERT INTO tracked_links (account_id, campaign_id, idx, url) VALUES ($1, $2, 1, 'https://shop.example/')`, acc.ID, camp)
-	require.NoError(b, err)
+	fx := testfactory.New(pool)
+	camp := fx.Campaign(b, acc.ID, testfactory.Campaign{Name: "bench", Status: "sent"})
+	fx.TrackedLinks(b, acc.ID, camp, "https://shop.example/")
 	svc := tracking.New(pool, tokens, tracking.Config{MaxHeld: 1 << 30}, nil)
 	cfg := config.Default()
 	h := httpapitest.New(b, pool, cfg, func(d *httpapi.Deps) {

@@ -6,12 +6,14 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/httpapi"
+	"github.com/sendonce/sendonce/internal/testfactory"
 	"github.com/sendonce/sendonce/internal/token"
 	"github.com/sendonce/sendonce/internal/tracking"
 	"github.com/sendonce/sendonce/internal/unsubscribe"
@@ -65,9 +67,9 @@ func TestTrackingRoutes(t *testing.T) {
 	// The executor's part, by hand: the campaign went out an hour ago.
 	_, err = e.pool.Exec(ctx, `UPDATE campaigns SET status = 'sent', started_at = now() - interval '1 hour' WHERE id = $1`, camp.Id)
 	require.NoError(t, err)
-	require.NoError(t, e.pool.QueryRow(ctx, `INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower,
-		job_id, status, sent_at) VALUES ($1, $2, $3, 'ann@example.org', 'ann@example.org', 'campaign:' || $1::bigint || ':' || $3::bigint,
-		'sent', now() - interval '1 hour') RETURNING id`, camp.Id, accountA, sub.Id).Scan(&sendID))
+	sentAt := time.Now().Add(-time.Hour)
+	sendID = testfactory.New(e.pool).Send(t, accountA, camp.Id, sub.Id, testfactory.Send{Email: "ann@example.org", Status: "sent",
+		SentAt: &sentAt})
 	send := tracking.Send{AccountID: accountA, CampaignID: camp.Id, SendID: sendID}
 	click := tokens.ClickToken(tracking.Click{Send: send, Link: 1, Links: 1})
 

@@ -6,11 +6,13 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/executor"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // withLists puts the recipient in lists A and B and makes the campaign a campaign to A.
@@ -20,11 +22,9 @@ func (e *optoutEnv) withLists(t *testing.T) (a, b int64) {
 		name string
 		id   *int64
 	}{{"A news", &a}, {"B beta", &b}} {
-		require.NoError(t, e.pool.QueryRow(e.ctx, `INSERT INTO lists (account_id, name) VALUES ($1, $2) RETURNING id`,
-			e.accountID, p.name).Scan(p.id))
-		_, err := e.pool.Exec(e.ctx, `INSERT INTO list_members (list_id, subscriber_id, account_id) VALUES ($1, $2, $3)`,
-			*p.id, e.subscriberID, e.accountID)
-		require.NoError(t, err)
+		f := testfactory.New(e.pool)
+		*p.id = f.List(t, e.accountID, p.name)
+		f.Members(t, e.accountID, *p.id, e.subscriberID)
 	}
 	_, err := e.pool.Exec(e.ctx, `UPDATE campaigns SET list_ids = $1 WHERE id = $2`, []int64{a}, e.campaignID)
 	require.NoError(t, err)
@@ -41,10 +41,9 @@ func (e *optoutEnv) membership(t *testing.T, list int64) (status, source string)
 // built runs the recipient build of a new campaign to lists and returns its size.
 func (e *optoutEnv) built(t *testing.T, lists []int64) int64 {
 	t.Helper()
-	var c int64
-	require.NoError(t, e.pool.QueryRow(e.ctx, `INSERT INTO campaigns (account_id, name, subject, from_email, list_ids,
-		status, scheduled_for, approved_at)
-		VALUES ($1, 'next', 's', 'news@example.com', $2, 'approved', now(), now()) RETURNING id`, e.accountID, lists).Scan(&c))
+	now := time.Now()
+	c := testfactory.New(e.pool).Campaign(t, e.accountID, testfactory.Campaign{Name: "next", FromEmail: "news@example.com",
+		ListIDs: lists, Status: "approved", ScheduledFor: &now, ApprovedAt: &now})
 	b, started, err := executor.StartCampaign(e.ctx, e.pool, c, nil)
 	require.NoError(t, err)
 	require.True(t, started)
@@ -110,9 +109,7 @@ func TestPreferencePage(t *testing.T) {
 	t.Parallel()
 	e := setupOptout(t, "fr")
 	a, b := e.withLists(t)
-	var other int64 // a list of the account the recipient is not on: not shown, cannot be joined
-	require.NoError(t, e.pool.QueryRow(e.ctx, `INSERT INTO lists (account_id, name) VALUES ($1, 'internal: churned') RETURNING id`,
-		e.accountID).Scan(&other))
+	other := testfactory.New(e.pool).List(t, e.accountID, "internal: churned") // a list of the account the recipient is not on: not shown, cannot be joined
 
 	resp, err := http.Get(e.link())
 	require.NoError(t, err)
@@ -192,13 +189,10 @@ func TestLeavingAListMidSendStopsItsQueuedRows(t *testing.T) {
 	a, b := e.withLists(t)
 	running := func(lists []int64, status string) (campaign int64) {
 		t.Helper()
-		require.NoError(t, e.pool.QueryRow(e.ctx, `INSERT INTO campaigns (account_id, name, subject, from_email, list_ids, status)
-			VALUES ($1, 'running', 's', 'news@example.com', $2, $3) RETURNING id`, e.accountID, lists, status).Scan(&campaign))
-		_, err := e.pool.Exec(e.ctx, `INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id)
-			SELECT $1::bigint, $2, $3::bigint, email, email_lower, 'campaign:' || $1::bigint || ':' || $3::bigint
-			FROM subscribers WHERE id = $3`,
-			campaign, e.accountID, e.subscriberID)
-		require.NoError(t, err)
+		f := testfactory.New(e.pool)
+		campaign = f.Campaign(t, e.accountID, testfactory.Campaign{Name: "running", FromEmail: "news@example.com",
+			ListIDs: lists, Status: status})
+		f.Send(t, e.accountID, campaign, e.subscriberID, testfactory.Send{Email: "Ada@Example.com"})
 		return campaign
 	}
 	sendStatus := func(campaign int64) (status string) {

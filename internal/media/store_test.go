@@ -23,6 +23,7 @@ import (
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/media"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // fakeS3 is the outside world of the S3 store: a bucket answering the object
@@ -199,9 +200,8 @@ func TestStoresHoldTheBytes(t *testing.T) {
 	}
 	for _, st := range stores {
 		s := media.NewServiceIn(pool, st.store)
-		var acct int64
-		var pub string
-		require.NoError(t, pool.QueryRow(ctx, `INSERT INTO accounts (name) VALUES ($1) RETURNING id, public_id`, st.name).Scan(&acct, &pub))
+		a := testfactory.New(pool).Account(t, st.name)
+		acct, pub := a.ID, a.PublicID
 		body := encoded(t, "png", picture(640, 200))
 		m, created, err := s.Upload(ctx, acct, "logo.png", "image/png", body)
 		require.NoError(t, err, st.name)
@@ -263,9 +263,8 @@ func TestStoreFailureLeavesNoImage(t *testing.T) {
 	t.Parallel()
 	pool := dbtest.New(t)
 	ctx := context.Background()
-	var acct int64
-	var pub string
-	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO accounts (name) VALUES ('a') RETURNING id, public_id`).Scan(&acct, &pub))
+	a := testfactory.New(pool).Account(t, "a")
+	acct, pub := a.ID, a.PublicID
 	old, _, err := media.NewService(pool).Upload(ctx, acct, "old.png", "image/png", encoded(t, "png", picture(12, 12)))
 	require.NoError(t, err)
 

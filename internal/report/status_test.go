@@ -55,8 +55,8 @@ func TestStatusCountersEqualRecount(t *testing.T) {
 	acct, cid, subs, s := newCampaign("a", 12)
 	otherAcct, other, _, _ := newCampaign("b", 3)
 
-	var executorID int64
-	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO executors (host, pid) VALUES ('test', 1) RETURNING id`).Scan(&executorID))
+	executorID, err := store.New(pool).ExecutorRegister(ctx, store.ExecutorRegisterParams{Host: "test", Pid: 1})
+	require.NoError(t, err)
 	later := func(d time.Duration) *time.Time { x := time.Now().Add(d); return &x }
 	claim := func(campaignID int64, now *time.Time) []store.SendClaimBatchRow {
 		t.Helper()
@@ -101,8 +101,9 @@ func TestStatusCountersEqualRecount(t *testing.T) {
 
 	// At claim: s[1] suppressed, s[2] no longer confirmed, s[3] in doubt through
 	// another route (unknown); the rest sending.
-	exec(`INSERT INTO suppressions (account_id, email_lower, reason, source) SELECT account_id, email_lower, 'manual', 'test'
-		FROM sends WHERE id = $1`, s[1])
+	var suppressed string
+	require.NoError(t, pool.QueryRow(ctx, `SELECT email_lower FROM sends WHERE id = $1`, s[1]).Scan(&suppressed))
+	fx.Suppression(t, acct, suppressed, "manual", "test")
 	exec(`UPDATE subscribers SET status = 'unsubscribed' WHERE id = $1`, subs[2])
 	exec(`UPDATE sends SET in_doubt = true, via_provider = 'smtp' WHERE id = $1`, s[3])
 	require.Len(t, claim(cid, nil), 12)

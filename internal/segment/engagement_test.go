@@ -29,7 +29,6 @@ type engagementFixture struct {
 
 func newEngagementFixture(t *testing.T) engagementFixture {
 	f := engagementFixture{fixture: setup(t, 0)}
-	ctx := context.Background()
 	for i := range 8 {
 		f.subs = append(f.subs, f.subscriber(i, map[string]any{}))
 	}
@@ -46,10 +45,9 @@ func newEngagementFixture(t *testing.T) engagementFixture {
 		}
 		return f.make.Send(t, f.acct, campaign, f.subs[i], s)
 	}
-	hit := func(campaign, send int64, kind string, link int, bot bool, daysAgo int) {
-		_, err := f.pool.Exec(ctx, `INSERT INTO tracking_hits (account_id, campaign_id, send_id, kind, link_idx, occurred_at, method, suspected_bot)
-			VALUES ($1, $2, $3, $4, $5, now() - make_interval(days => $6), 'GET', $7)`, f.acct, campaign, send, kind, link, daysAgo, bot)
-		require.NoError(t, err)
+	hit := func(campaign, send int64, kind string, link int32, bot bool, daysAgo int) {
+		f.make.TrackingHit(t, f.acct, campaign, send, testfactory.TrackingHit{Kind: kind, Link: link,
+			At: time.Now().AddDate(0, 0, -daysAgo), SuspectedBot: bot})
 	}
 	s := make([]int64, 7)
 	for i := range 5 {

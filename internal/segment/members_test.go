@@ -9,6 +9,7 @@ import (
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/segment"
 	"github.com/sendonce/sendonce/internal/subscriber"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // TestMembersPagedAndCounted: a segment's members, read a page at a time from a
@@ -62,17 +63,14 @@ func TestMembersPagedAndCounted(t *testing.T) {
 	require.Len(t, page, len(pros)-1)
 	require.Equal(t, pros[1], page[0].ID)
 
-	other := f.int64(`INSERT INTO accounts (name) VALUES ('b') RETURNING id`)
+	other := testfactory.New(f.pool).Account(t, "b").ID
 	_, err = f.svc.Members(ctx, other, seg.ID, 0, 10)
 	require.Equal(t, apperr.NotFound, apperr.CodeOf(err))
 	_, _, err = f.svc.MembersCount(ctx, other, seg.ID)
 	require.Equal(t, apperr.NotFound, apperr.CodeOf(err))
 
 	// Past the bound the count stops there and says it is not exact.
-	_, err = f.pool.Exec(ctx, `INSERT INTO subscribers (account_id, email, email_lower, status)
-		SELECT $1, 'n' || i || '@example.com', 'n' || i || '@example.com', 'confirmed'
-		FROM generate_series(1, $2::int) i`, f.acct, subscriber.CountBound)
-	require.NoError(t, err)
+	f.make.Subscribers(t, f.acct, "n", subscriber.CountBound, "confirmed")
 	all, err := f.svc.Create(ctx, f.acct, "confirmed", segment.Filter{Statuses: []string{"confirmed"}})
 	require.NoError(t, err)
 	n, exact, err = f.svc.MembersCount(ctx, f.acct, all.ID)

@@ -27,17 +27,11 @@ func pauseFixture(t *testing.T, n int) (pool *pgxpool.Pool, acct, snd, campaign,
 	t.Helper()
 	pool = dbtest.New(t)
 	ctx := context.Background()
-	one := func(sql string, args ...any) int64 {
-		t.Helper()
-		var id int64
-		require.NoError(t, pool.QueryRow(ctx, sql, args...).Scan(&id))
-		return id
-	}
 	fx := testfactory.New(pool)
 	fx.Account(t, "other")
 	acct = fx.Account(t, "a").ID
-	one(`INSERT INTO senders (account_id, name, type) VALUES ($1, 'unrelated', 'http') RETURNING id`, acct)
-	snd = one(`INSERT INTO senders (account_id, name, type) VALUES ($1, 'esp', 'postmark') RETURNING id`, acct)
+	fx.Sender(t, acct, "unrelated", "http", false)
+	snd = fx.Sender(t, acct, "esp", "postmark", false)
 	stream, err := store.New(pool).MessageStreamEnsure(ctx, store.MessageStreamEnsureParams{AccountID: acct, SenderID: &snd})
 	require.NoError(t, err)
 	fx.Subscribers(t, acct, "r", n, "confirmed")

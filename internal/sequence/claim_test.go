@@ -24,9 +24,9 @@ func TestConcurrentAdvancersEachStepOnce(t *testing.T) {
 	_, err = e.svc.Transition(e.ctx, acct, seq.ID, sequence.Activate)
 	require.NoError(t, err)
 	const n = 60
-	testfactory.New(e.pool).Subscribers(t, acct, "s", n, "confirmed")
-	e.exec(`INSERT INTO sequence_enrollments (account_id, sequence_id, subscriber_id, email, due_at, trigger)
-		SELECT account_id, $2, id, email, $3, 'manual' FROM subscribers WHERE account_id = $1`, acct, seq.ID, e.clock.Now())
+	fx := testfactory.New(e.pool)
+	fx.Subscribers(t, acct, "s", n, "confirmed")
+	fx.EnrollEveryone(t, acct, seq.ID, e.clock.Now())
 	run := func() {
 		var wg sync.WaitGroup
 		for range 4 {
@@ -70,8 +70,7 @@ func TestClaimIsFairAcrossAccounts(t *testing.T) {
 		if acct == small {
 			due = e.clock.Now()
 		}
-		e.exec(`INSERT INTO sequence_enrollments (account_id, sequence_id, subscriber_id, email, due_at, trigger)
-			SELECT account_id, $2, id, email, $3, 'manual' FROM subscribers WHERE account_id = $1`, acct, seq.ID, due)
+		testfactory.New(e.pool).EnrollEveryone(t, acct, seq.ID, due)
 	}
 	tx, err := e.pool.Begin(e.ctx)
 	require.NoError(t, err)

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/internal/sequence"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // TestClickedCondition: a condition on a step's clicks is true for a subscriber
@@ -17,8 +18,8 @@ import (
 func TestClickedCondition(t *testing.T) {
 	e := setup(t)
 	acct := e.account("a")
-	tpl := e.int64(`INSERT INTO templates (account_id, name, subject, html) VALUES ($1, 'offer', 'Offer',
-		'<p><a href="https://example.com/offer">See the offer</a></p>') RETURNING id`, acct)
+	tpl := testfactory.New(e.pool).Template(t, acct, testfactory.Template{Name: "offer", Subject: "Offer",
+		HTML: `<p><a href="https://example.com/offer">See the offer</a></p>`})
 	d := sequence.Definition{Name: "offer", Trigger: sequence.Trigger{Type: sequence.TriggerManual}, Steps: []sequence.Step{
 		{Type: sequence.StepSend, TemplateID: tpl, FromEmail: "shop@example.com"},
 		{Type: sequence.StepWait, Duration: "1d"},
@@ -42,10 +43,12 @@ func TestClickedCondition(t *testing.T) {
 	}
 	e.tick()
 	require.Len(t, e.sends(seq.ID), 4)
-	hit := func(sub int64, link int, suspected bool) {
-		e.exec(`INSERT INTO tracking_hits (account_id, campaign_id, send_id, kind, link_idx, occurred_at, method, suspected_bot)
-			SELECT $1, s.campaign_id, s.id, 'click', $3, $5, 'GET', $4 FROM sends s WHERE s.job_id = $2`,
-			acct, sequence.JobID(seq.ID, 0, sub), link, suspected, e.clock.Now())
+	hit := func(sub int64, link int32, suspected bool) {
+		var campaign, send int64
+		require.NoError(t, e.pool.QueryRow(e.ctx, `SELECT campaign_id, id FROM sends WHERE job_id = $1`,
+			sequence.JobID(seq.ID, 0, sub)).Scan(&campaign, &send))
+		testfactory.New(e.pool).TrackingHit(t, acct, campaign, send, testfactory.TrackingHit{Kind: "click", Link: link,
+			At: e.clock.Now(), SuspectedBot: suspected})
 	}
 	hit(human, 1, false)
 	hit(bot, 1, true)

@@ -13,6 +13,7 @@ import (
 	"github.com/sendonce/sendonce/internal/executor"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/sequence"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // texts is a provider that keeps each message's subject and text by job id.
@@ -43,8 +44,8 @@ func (r *texts) get(job string) (string, bool) {
 func TestEventDataInTemplates(t *testing.T) {
 	e := setup(t)
 	acct := e.account("a")
-	tpl := e.int64(`INSERT INTO templates (account_id, name, subject, text) VALUES ($1, 'order',
-		'Order {{.Event.order}}', 'Total {{.Event.total}} via {{.Event.carrier}}.') RETURNING id`, acct)
+	tpl := testfactory.New(e.pool).Template(t, acct, testfactory.Template{Name: "order", Subject: "Order {{.Event.order}}",
+		Text: "Total {{.Event.total}} via {{.Event.carrier}}."})
 	d := sequence.Definition{Name: "orders", Trigger: sequence.Trigger{Type: sequence.TriggerEvent, Event: "order.placed"},
 		Steps: []sequence.Step{
 			{Type: sequence.StepSend, TemplateID: tpl, FromEmail: "shop@example.com"},

@@ -68,7 +68,8 @@ func (e *env) account(name string) int64 {
 }
 
 func (e *env) template(acct int64) int64 {
-	return e.int64(`INSERT INTO templates (account_id, name, subject, html) VALUES ($1, 't' || random()::text, 'Hi {{.Name}}', '<p>Hi</p>') RETURNING id`, acct)
+	return testfactory.New(e.pool).Template(e.t, acct, testfactory.Template{Name: "t" + rand.Text(),
+		Subject: "Hi {{.Name}}", HTML: "<p>Hi</p>"})
 }
 
 func (e *env) list(acct int64) int64 {

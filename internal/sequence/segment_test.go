@@ -1,6 +1,7 @@
 package sequence_test
 
 import (
+	"crypto/rand"
 	"testing"
 	"time"
 
@@ -10,11 +11,13 @@ import (
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/sequence"
 	"github.com/sendonce/sendonce/internal/subscriber"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // proSegment is a segment of the account's subscribers whose plan is "pro".
 func (e *env) proSegment(acct int64) int64 {
-	return e.int64(`INSERT INTO segments (account_id, name, match) VALUES ($1, 'pro ' || random()::text, '$.plan == "pro"') RETURNING id`, acct)
+	return testfactory.New(e.pool).Segment(e.t, acct, testfactory.Segment{Name: "pro " + rand.Text(),
+		Match: `$.plan == "pro"`})
 }
 
 func (e *env) segmentSequence(acct, seg int64) sequence.Sequence {
@@ -110,7 +113,8 @@ func TestSegmentSweepChunkedFairAndOncePerMinute(t *testing.T) {
 	require.Equal(t, want, count(seqBig.ID), "a second look enrolls nobody twice")
 
 	// A new match is found by the next full scan, a minute later, not before.
-	e.exec(`INSERT INTO subscribers (account_id, email, email_lower, status, attributes) VALUES ($1, 'late@example.com', 'late@example.com', 'confirmed', '{"plan":"pro"}')`, big)
+	testfactory.New(e.pool).Subscriber(t, big, testfactory.Subscriber{Email: "late@example.com", Status: "confirmed",
+		Attributes: []byte(`{"plan":"pro"}`)})
 	for range 3 {
 		require.NoError(t, e.adv.Sweep(e.ctx))
 	}

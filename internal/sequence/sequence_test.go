@@ -8,6 +8,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/sequence"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // TestWelcomeSeriesEveryStepOnce: a list-triggered series sends each step once
@@ -79,8 +80,9 @@ func TestRerunAfterCrashDoesNotDuplicate(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, ok)
 	camp := e.int64(`SELECT campaign_id FROM sequence_steps WHERE sequence_id = $1 AND position = 0`, seq.ID)
-	e.exec(`INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status, attempts, sent_at)
-		VALUES ($1, $2, $3, 'x@example.com', 'x@example.com', $4, 'sent', 1, now())`, camp, acct, sub, sequence.JobID(seq.ID, 0, sub))
+	now := time.Now()
+	testfactory.New(e.pool).Send(t, acct, camp, sub, testfactory.Send{Email: "x@example.com", JobID: sequence.JobID(seq.ID, 0, sub),
+		Status: "sent", Attempts: 1, SentAt: &now})
 	e.tick()
 	require.Equal(t, map[string]string{sequence.JobID(seq.ID, 0, sub): "sent"}, e.sends(seq.ID))
 	_, step, _ := e.enrollment(seq.ID, sub)
@@ -242,7 +244,7 @@ func TestExclusionsRecorded(t *testing.T) {
 	require.NoError(t, err)
 	supp := e.subscriber(acct, "s@example.com", 0)
 	pend := e.subscriber(acct, "p@example.com", 0)
-	e.exec(`INSERT INTO suppressions (account_id, email_lower, reason) VALUES ($1, 's@example.com', 'complaint')`, acct)
+	testfactory.New(e.pool).Suppression(t, acct, "s@example.com", "complaint", "")
 	e.exec(`UPDATE subscribers SET status = 'unsubscribed' WHERE id = $1`, pend)
 	for _, s := range []int64{supp, pend} {
 		_, _, err = e.svc.Enroll(e.ctx, acct, seq.ID, s, "", nil)

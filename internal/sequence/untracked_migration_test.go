@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/internal/sequence"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // TestMigrationUntracksStepsWithoutStoredLinks: migration 00360 turns click
@@ -18,8 +19,8 @@ import (
 func TestMigrationUntracksStepsWithoutStoredLinks(t *testing.T) {
 	e := setup(t)
 	acct := e.account("a")
-	tpl := e.int64(`INSERT INTO templates (account_id, name, subject, html) VALUES ($1, 'offer', 'Offer',
-		'<p><a href="https://example.com/offer">See the offer</a></p>') RETURNING id`, acct)
+	tpl := testfactory.New(e.pool).Template(t, acct, testfactory.Template{Name: "offer", Subject: "Offer",
+		HTML: `<p><a href="https://example.com/offer">See the offer</a></p>`})
 	step0 := func() int64 {
 		seq, err := e.svc.Create(e.ctx, acct, welcome(tpl, sequence.Trigger{Type: sequence.TriggerManual}, "1h"))
 		require.NoError(t, err)

@@ -47,7 +47,7 @@ func TestDeleteListInBoundedTransactions(t *testing.T) {
 	fx.Subscribers(t, a.ID, "s", n, "confirmed")
 	doomed, kept := fx.List(t, a.ID, "doomed"), fx.List(t, a.ID, "kept")
 	for _, l := range []int64{doomed, kept} {
-		exec(`INSERT INTO list_members (list_id, subscriber_id, account_id) SELECT $1, id, account_id FROM subscribers WHERE account_id = $2`, l, a.ID)
+		fx.MembersByPrefix(t, a.ID, l, "")
 	}
 	exec(`CREATE TABLE deleted_per_tx (xid xid8, n bigint)`)
 	exec(`CREATE FUNCTION count_deleted() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -1,9 +1,12 @@
 // Package testfactory builds the rows tests start from: accounts, lists and their
-// members, subscribers, campaigns, sends and tracked links. It writes them through the
-// product's own queries where one writes the row as the test wants it (an account, a
-// list, a membership) and through the harness's queries (db/queries/harness/factory.sql)
-// where none does (a subscriber in any status, a campaign in any state, a send already
-// settled), so no test writes SQL of its own to set up. Only tests import it.
+// members, subscribers, segments, senders and their pools, templates, campaigns,
+// sends, tracked links, tracking hits, suppressions and sequence enrollments. It
+// writes them through the product's own queries where one writes the row as the
+// test wants it (an account, a list, a membership, a segment, a sender pool) and
+// through the harness's queries (db/queries/harness/factory.sql) where none does (a
+// subscriber in any status, a campaign in any state, a send already settled, a
+// suppression without its event), so no test writes SQL of its own to set up. Only
+// tests import it.
 package testfactory
 
 import (
@@ -63,6 +66,20 @@ func (f *Factory) Members(t testing.TB, accountID, listID int64, subscriberIDs .
 		t.Fatalf("testfactory: %d of %d subscribers joined list %d (another account's, or one twice?)", n,
 			len(subscriberIDs), listID)
 	}
+}
+
+// MembersByPrefix adds every subscriber of the account whose address starts with
+// prefix (a LIKE pattern's start, so no % or _; "": all of them) to the list in one
+// statement, as Subscribers names them; one already on it stays as it is. It
+// returns how many joined.
+func (f *Factory) MembersByPrefix(t testing.TB, accountID, listID int64, prefix string) int64 {
+	t.Helper()
+	n, err := f.h.FactoryMembersByPrefix(t.Context(), harnessstore.FactoryMembersByPrefixParams{ListID: listID,
+		AccountID: accountID, Prefix: prefix})
+	if err != nil {
+		t.Fatalf("testfactory: members %s… of list %d: %v", prefix, listID, err)
+	}
+	return n
 }
 
 // Subscriber is a subscriber to create; the zero values are the table's defaults
@@ -182,6 +199,134 @@ func (f *Factory) TrackedLinks(t testing.TB, accountID, campaignID int64, urls .
 			t.Fatalf("testfactory: link %d of campaign %d: %v", i+1, campaignID, err)
 		}
 	}
+}
+
+// Suppression suppresses the address in the account for the reason (unsubscribe,
+// hard_bounce, complaint or manual), recording source as where it came from. It
+// writes the row alone, without the suppression.created event the product's
+// suppression add also writes.
+func (f *Factory) Suppression(t testing.TB, accountID int64, email, reason, source string) {
+	t.Helper()
+	if err := f.h.FactorySuppression(t.Context(), harnessstore.FactorySuppressionParams{AccountID: accountID,
+		Email: email, Reason: reason, Source: source}); err != nil {
+		t.Fatalf("testfactory: suppression of %q: %v", email, err)
+	}
+}
+
+// TrackingHit is a hit on a campaign send to record: an open (Link 0) or a click
+// on the campaign's link numbered Link (0: the honeypot), by a GET at At.
+type TrackingHit struct {
+	Kind         string
+	Link         int32
+	At           time.Time
+	SuspectedBot bool
+}
+
+// TrackingHit records the hit on the campaign's send, with no user agent and no
+// bot reasons.
+func (f *Factory) TrackingHit(t testing.TB, accountID, campaignID, sendID int64, h TrackingHit) {
+	t.Helper()
+	if err := f.h.FactoryTrackingHit(t.Context(), harnessstore.FactoryTrackingHitParams{AccountID: accountID,
+		CampaignID: campaignID, SendID: sendID, Kind: h.Kind, LinkIdx: h.Link, OccurredAt: h.At,
+		SuspectedBot: h.SuspectedBot}); err != nil {
+		t.Fatalf("testfactory: %s hit on send %d: %v", h.Kind, sendID, err)
+	}
+}
+
+// Segment is a segment to create through the product's own query: a JSON path
+// Match on the attributes, or an engagement condition, or both. Its statuses and
+// lists are empty (any).
+type Segment struct {
+	Name  string
+	Match string
+	// EngagedKind (open or click) asks for the people who engaged so with
+	// EngagedCampaign (0: any campaign); EngagedNegated for those who did not.
+	EngagedKind     string
+	EngagedNegated  bool
+	EngagedCampaign int64
+	// CountScanners counts hits suspected as bots as engagement too; false is the
+	// table's default, people only.
+	CountScanners bool
+}
+
+// Segment creates the segment in the account and returns its id.
+func (f *Factory) Segment(t testing.TB, accountID int64, s Segment) int64 {
+	t.Helper()
+	p := store.SegmentCreateParams{AccountID: accountID, Name: s.Name, Statuses: []string{}, ListIds: []int64{},
+		EngagedNegated: s.EngagedNegated, EngagedPeopleOnly: !s.CountScanners}
+	if s.Match != "" {
+		p.Match = &s.Match
+	}
+	if s.EngagedKind != "" {
+		p.EngagedKind = &s.EngagedKind
+	}
+	if s.EngagedCampaign != 0 {
+		p.EngagedCampaignID = &s.EngagedCampaign
+	}
+	seg, err := f.q.SegmentCreate(t.Context(), p)
+	if err != nil {
+		t.Fatalf("testfactory: segment %q: %v", s.Name, err)
+	}
+	return seg.ID
+}
+
+// Sender creates a sender of the account of the type (smtp, http, postmark, …),
+// the account's default if isDefault, with no settings and no secret: enough to
+// route campaigns and count by, not to deliver through. It returns its id.
+func (f *Factory) Sender(t testing.TB, accountID int64, name, typ string, isDefault bool) int64 {
+	t.Helper()
+	id, err := f.h.FactorySender(t.Context(), harnessstore.FactorySenderParams{AccountID: accountID, Name: name,
+		Type: typ, IsDefault: isDefault})
+	if err != nil {
+		t.Fatalf("testfactory: sender %q: %v", name, err)
+	}
+	return id
+}
+
+// Template is a template to create; an empty HTML or Text is the table's empty body.
+type Template struct {
+	Name, Subject, HTML, Text string
+}
+
+// Template creates the template in the account and returns its id.
+func (f *Factory) Template(t testing.TB, accountID int64, tpl Template) int64 {
+	t.Helper()
+	id, err := f.h.FactoryTemplate(t.Context(), harnessstore.FactoryTemplateParams{AccountID: accountID, Name: tpl.Name,
+		Subject: tpl.Subject, Html: tpl.HTML, Text: tpl.Text})
+	if err != nil {
+		t.Fatalf("testfactory: template %q: %v", tpl.Name, err)
+	}
+	return id
+}
+
+// SenderPool creates a pool of the account's senders through the product's own
+// queries, the senders in the order given (the first is the primary), and returns
+// its id.
+func (f *Factory) SenderPool(t testing.TB, accountID int64, name string, senderIDs ...int64) int64 {
+	t.Helper()
+	p, err := f.q.PoolCreate(t.Context(), store.PoolCreateParams{AccountID: accountID, Name: name})
+	if err != nil {
+		t.Fatalf("testfactory: pool %q: %v", name, err)
+	}
+	n, err := f.q.PoolMembersSet(t.Context(), store.PoolMembersSetParams{PoolID: p.ID, AccountID: accountID,
+		SenderIds: senderIDs})
+	if err != nil || n != int64(len(senderIDs)) {
+		t.Fatalf("testfactory: %d of %d senders joined pool %q (another account's?): %v", n, len(senderIDs), name, err)
+	}
+	return p.ID
+}
+
+// EnrollEveryone enrolls every subscriber of the account in the sequence by hand
+// (trigger manual), active at its first step and due at due, in one statement, as
+// a backlog the advancer has yet to work through. It returns how many it enrolled.
+func (f *Factory) EnrollEveryone(t testing.TB, accountID, sequenceID int64, due time.Time) int64 {
+	t.Helper()
+	n, err := f.h.FactoryEnrollEveryone(t.Context(), harnessstore.FactoryEnrollEveryoneParams{SequenceID: sequenceID,
+		DueAt: due, AccountID: accountID})
+	if err != nil {
+		t.Fatalf("testfactory: enrollments in sequence %d: %v", sequenceID, err)
+	}
+	return n
 }
 
 func or(s, otherwise string) string {

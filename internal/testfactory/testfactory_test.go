@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/internal/dbtest"
+	"github.com/sendonce/sendonce/internal/sequence"
 	"github.com/sendonce/sendonce/internal/store"
 	"github.com/sendonce/sendonce/internal/testfactory"
 )
@@ -82,6 +83,82 @@ func TestRowsAsDescribed(t *testing.T) {
 	require.NoError(t, pool.QueryRow(t.Context(), `SELECT array_agg(url ORDER BY idx) FROM tracked_links
 		WHERE campaign_id = $1 AND idx IN (1, 2)`, sent).Scan(&urls))
 	require.Equal(t, []string{"https://a.example/1", "https://a.example/2"}, urls)
+
+	f.Suppression(t, acct.ID, "Gone@Example.com", "hard_bounce", "t")
+	var reason, source string
+	var events int
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT reason, source FROM suppressions
+		WHERE account_id = $1 AND email_lower = 'gone@example.com'`, acct.ID).Scan(&reason, &source))
+	require.Equal(t, []string{"hard_bounce", "t"}, []string{reason, source})
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT count(*) FROM events WHERE account_id = $1
+		AND type = 'suppression.created'`, acct.ID).Scan(&events))
+	require.Zero(t, events, "the row alone, no event")
+
+	at := started.Add(time.Hour)
+	f.TrackingHit(t, acct.ID, sent, done, testfactory.TrackingHit{Kind: "click", Link: 2, At: at, SuspectedBot: true})
+	var kind, method, agent string
+	var link int32
+	var bot bool
+	var occurred time.Time
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT kind, link_idx, occurred_at, method, user_agent, suspected_bot
+		FROM tracking_hits WHERE send_id = $1`, done).Scan(&kind, &link, &occurred, &method, &agent, &bot))
+	require.Equal(t, []any{"click", int32(2), "GET", "", true}, []any{kind, link, method, agent, bot})
+	require.True(t, occurred.Equal(at))
+
+	pro := f.Segment(t, acct.ID, testfactory.Segment{Name: "pro", Match: `$.plan == "pro"`})
+	quiet := f.Segment(t, acct.ID, testfactory.Segment{Name: "quiet", EngagedKind: "open", EngagedNegated: true,
+		EngagedCampaign: sent})
+	var match, engaged *string
+	var negated, peopleOnly bool
+	var engagedCampaign *int64
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT match::text, engaged_kind, engaged_negated, engaged_campaign_id,
+		engaged_people_only FROM segments WHERE id = $1`, pro).Scan(&match, &engaged, &negated, &engagedCampaign, &peopleOnly))
+	require.Equal(t, []any{`($."plan" == "pro")`, (*string)(nil), false, (*int64)(nil), true},
+		[]any{*match, engaged, negated, engagedCampaign, peopleOnly})
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT match::text, engaged_kind, engaged_negated, engaged_campaign_id,
+		engaged_people_only FROM segments WHERE id = $1`, quiet).Scan(&match, &engaged, &negated, &engagedCampaign, &peopleOnly))
+	require.Equal(t, []any{(*string)(nil), "open", true, sent, true}, []any{match, *engaged, negated, *engagedCampaign, peopleOnly})
+
+	snd := f.Sender(t, acct.ID, "esp", "postmark", true)
+	var typ string
+	var isDefault bool
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT name, type, is_default FROM senders WHERE id = $1 AND account_id = $2`,
+		snd, acct.ID).Scan(&name, &typ, &isDefault))
+	require.Equal(t, []any{"esp", "postmark", true}, []any{name, typ, isDefault})
+
+	tpl := f.Template(t, acct.ID, testfactory.Template{Name: "receipt", Subject: "Receipt", Text: "Hi"})
+	var html, text string
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT name, subject, html, text FROM templates WHERE id = $1 AND account_id = $2`,
+		tpl, acct.ID).Scan(&name, &subject, &html, &text))
+	require.Equal(t, []string{"receipt", "Receipt", "", "Hi"}, []string{name, subject, html, text})
+
+	relay := f.Sender(t, acct.ID, "relay", "smtp", false)
+	pl := f.SenderPool(t, acct.ID, "relays", relay, snd)
+	var members []int64
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT array_agg(sender_id ORDER BY position) FROM sender_pool_members
+		WHERE pool_id = $1 AND account_id = $2`, pl, acct.ID).Scan(&members))
+	require.Equal(t, []int64{relay, snd}, members)
+
+	f.Subscribers(t, other.ID, "Q", 2, "confirmed")
+	everyone := f.List(t, other.ID, "everyone")
+	qs := f.List(t, other.ID, "q")
+	require.Equal(t, int64(5), f.MembersByPrefix(t, other.ID, everyone, ""))
+	require.Equal(t, int64(2), f.MembersByPrefix(t, other.ID, qs, "Q"))
+	require.Zero(t, f.MembersByPrefix(t, other.ID, qs, "q"), "already on it")
+	require.Zero(t, f.MembersByPrefix(t, acct.ID, f.List(t, acct.ID, "none"), "q"), "another account's subscribers stay off")
+
+	seq, err := sequence.NewService(pool).Create(t.Context(), other.ID, sequence.Definition{Name: "welcome",
+		Trigger: sequence.Trigger{Type: sequence.TriggerManual}, Steps: []sequence.Step{{Type: sequence.StepSend,
+			TemplateID: f.Template(t, other.ID, testfactory.Template{Name: "w", Subject: "Hi", Text: "Hi"}),
+			FromEmail:  "hello@example.com"}}})
+	require.NoError(t, err)
+	due := started.Add(2 * time.Hour)
+	require.Equal(t, int64(5), f.EnrollEveryone(t, other.ID, seq.ID, due))
+	var enrolled, early int
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT count(*), count(*) FILTER (WHERE due_at < $2)
+		FROM sequence_enrollments WHERE sequence_id = $1 AND account_id = $3 AND trigger = 'manual' AND step = 0
+		AND state = 'active'`, seq.ID, due, other.ID).Scan(&enrolled, &early))
+	require.Equal(t, []int{5, 0}, []int{enrolled, early})
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -25,6 +25,7 @@ import (
 	"github.com/sendonce/sendonce/internal/httpapi/httpapitest"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/render"
+	"github.com/sendonce/sendonce/internal/testfactory"
 	"github.com/sendonce/sendonce/internal/transactional"
 )
 
@@ -121,14 +122,11 @@ func BenchmarkMessageLatency(b *testing.B) {
 		measure("idle")
 
 		// A campaign of campaignRecipients, started through the executor.
-		_, err = pool.Exec(ctx, `INSERT INTO subscribers (account_id, email, email_lower, status)
-			SELECT $1, 's' || i || '@example.com', 's' || i || '@example.com', 'confirmed'
-			FROM generate_series(1, $2::int) i`, acct.ID, campaignRecipients)
-		require.NoError(b, err)
-		var camp int64
-		require.NoError(b, pool.QueryRow(ctx, `INSERT INTO campaigns (account_id, name, subject, from_email,
-			text_template, status, scheduled_for, approved_at) VALUES ($1, 'news', 'News', 'news@example.com',
-			'Hello {{.Name}}', 'approved', now(), now()) RETURNING id`, acct.ID).Scan(&camp))
+		fx := testfactory.New(pool)
+		fx.Subscribers(b, acct.ID, "s", campaignRecipients, "confirmed")
+		now := time.Now()
+		camp := fx.Campaign(b, acct.ID, testfactory.Campaign{Name: "news", Subject: "News", FromEmail: "news@example.com",
+			Text: "Hello {{.Name}}", Status: "approved", ScheduledFor: &now, ApprovedAt: &now})
 		_, err = pool.Exec(ctx, `SELECT pg_notify('sendonce_campaigns', $1::text)`, fmt.Sprint(camp))
 		require.NoError(b, err)
 		for {

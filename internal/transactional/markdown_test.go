@@ -10,6 +10,7 @@ import (
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/executor"
 	"github.com/sendonce/sendonce/internal/layout"
+	"github.com/sendonce/sendonce/internal/testfactory"
 	"github.com/sendonce/sendonce/internal/transactional"
 )
 
@@ -103,8 +104,7 @@ func TestMarkdownMessageRefusals(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
 	ctx := context.Background()
-	var otherAcct int64
-	require.NoError(t, e.pool.QueryRow(ctx, `INSERT INTO accounts (name) VALUES ('b') RETURNING id`).Scan(&otherAcct))
+	otherAcct := testfactory.New(e.pool).Account(t, "b").ID
 	foreign, err := layout.NewService(e.pool).Create(ctx, otherAcct, layout.Fields{Name: ptr("theirs"),
 		HTML: ptr(`<div>{{content}}</div>`)})
 	require.NoError(t, err)

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/internal/sender"
+	"github.com/sendonce/sendonce/internal/testfactory"
 	"github.com/sendonce/sendonce/internal/transactional"
 )
 
@@ -23,9 +24,7 @@ func TestRetryAnswersTheStoredMessageAfterItsTemplateAndFromChanged(t *testing.T
 		Settings: sender.Settings{URL: "https://mail.example.net/send"}, AllowedFrom: []string{"shop@example.com"},
 		Default: true})
 	require.NoError(t, err)
-	var tpl int64
-	require.NoError(t, e.pool.QueryRow(ctx, `INSERT INTO templates (account_id, name, subject, text)
-		VALUES ($1, 'receipt', 'Receipt', 'Hi') RETURNING id`, e.account).Scan(&tpl))
+	tpl := testfactory.New(e.pool).Template(t, e.account, testfactory.Template{Name: "receipt", Subject: "Receipt", Text: "Hi"})
 	req := transactional.Request{To: "ada@example.com", From: "shop@example.com", TemplateID: &tpl}
 	first, created, err := e.svc.Send(ctx, e.account, "order-1", req)
 	require.NoError(t, err)

@@ -39,3 +39,41 @@ SELECT @campaign_id::bigint, s.account_id, s.id, s.email, s.email_lower,
        'campaign:' || @campaign_id::bigint || ':' || s.id, @status::text
 FROM subscribers s
 WHERE s.account_id = @account_id::bigint;
+
+-- name: FactorySuppression :exec
+-- The row alone: no suppression.created event, unlike the product's suppression add.
+INSERT INTO suppressions (account_id, email_lower, reason, source)
+VALUES (@account_id, lower(@email::text), @reason, @source);
+
+-- name: FactoryTrackingHit :exec
+-- A hit on a campaign send as the tracker records it, with no user agent and no bot reasons.
+INSERT INTO tracking_hits (account_id, campaign_id, send_id, kind, link_idx, occurred_at, method, suspected_bot)
+VALUES (@account_id, @campaign_id, @send_id, @kind, @link_idx, @occurred_at, 'GET', @suspected_bot);
+
+-- name: FactorySender :one
+-- A sender with no settings and no secret: enough to route and count by, not to deliver through.
+INSERT INTO senders (account_id, name, type, is_default) VALUES (@account_id, @name, @type, @is_default)
+RETURNING id;
+
+-- name: FactoryTemplate :one
+-- A template with the table's defaults besides its name, subject and bodies.
+INSERT INTO templates (account_id, name, subject, html, text) VALUES (@account_id, @name, @subject, @html, @text)
+RETURNING id;
+
+-- name: FactoryMembersByPrefix :execrows
+-- Every subscriber of the account whose address starts with the prefix ('': all of
+-- them) joins the list, in one statement; one already on it stays as it is.
+INSERT INTO list_members (list_id, subscriber_id, account_id)
+SELECT @list_id::bigint, s.id, s.account_id
+FROM subscribers s
+WHERE s.account_id = @account_id::bigint AND s.email_lower LIKE lower(@prefix::text) || '%'
+ORDER BY s.id
+ON CONFLICT DO NOTHING;
+
+-- name: FactoryEnrollEveryone :execrows
+-- Every subscriber of the account enrolled in the sequence by hand (trigger manual),
+-- at its first step, due at due_at, in one statement.
+INSERT INTO sequence_enrollments (account_id, sequence_id, subscriber_id, email, due_at, trigger)
+SELECT s.account_id, @sequence_id::bigint, s.id, s.email, @due_at::timestamptz, 'manual'
+FROM subscribers s
+WHERE s.account_id = @account_id::bigint;
