@@ -88,6 +88,8 @@ func BenchmarkAcknowledge(b *testing.B) {
 				var p store.SendAckManyParams
 				for _, r := range rows {
 					p.Ids = append(p.Ids, r.ID)
+					p.Attempts = append(p.Attempts, r.Attempts) // the claim's fence
+					p.Doubts = append(p.Doubts, false)
 					p.Statuses = append(p.Statuses, "sent")
 					p.ProviderIds = append(p.ProviderIds, "pid-"+r.JobID)
 					p.Errors = append(p.Errors, "")
