@@ -136,27 +136,41 @@ func TestMailboxTwoReadersApplyEachReportOnce(t *testing.T) {
 	idlingA.WaitFor(t, func(id int64) bool { return id == e.a })
 	idlingB.WaitFor(t, func(id int64) bool { return id == e.a })
 
-	stalled, release := make(chan struct{}), make(chan struct{})
+	// Whichever reader applies a report first stalls there, before deleting it
+	// (which one is the scheduler's choice: both IDLE on the mailbox).
+	stalled, release := make(chan int, 1), make(chan struct{})
 	var once sync.Once
-	svcA.SetAfterApply(func(uint32) error {
-		once.Do(func() {
-			close(stalled)
-			<-release
-		})
-		return nil
-	})
+	stallFirst := func(reader int) func(uint32) error {
+		return func(uint32) error {
+			first := false
+			once.Do(func() { first = true; stalled <- reader })
+			if first {
+				<-release
+			}
+			return nil
+		}
+	}
+	svcA.SetAfterApply(stallFirst(0))
+	svcB.SetAfterApply(stallFirst(1))
+	reads := []*testsignal.Signal[bounce.Reading]{readA, readB}
 	sends, msgs := e.reports()
 	e.deliver(msgs...)
-	<-stalled
-	// B reads every message, A's first among them, A having deleted none.
+	var staller int
+	select {
+	case staller = <-stalled:
+	case <-time.After(time.Minute):
+		t.Fatal("no reader applied a report within a minute")
+	}
+	// The other reads every message, the staller's first among them, the
+	// staller having deleted none.
 	got := 0
-	readB.WaitFor(t, func(r bounce.Reading) bool {
+	reads[1-staller].WaitFor(t, func(r bounce.Reading) bool {
 		require.NoError(t, r.Err)
 		got += r.Read
 		return got >= len(msgs)
 	})
 	close(release)
-	readA.WaitFor(t, func(r bounce.Reading) bool { return r.Read > 0 })
+	reads[staller].WaitFor(t, func(r bounce.Reading) bool { return r.Read > 0 })
 	stopA()
 	stopB()
 	require.Zero(t, e.inbox())
