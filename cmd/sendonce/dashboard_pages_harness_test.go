@@ -91,6 +91,33 @@ func (b *pagesBrowser) wait(js string) {
 	}
 }
 
+// fits waits for the page to lay out within the viewport's width (it lays out
+// again after a viewport change) and, when it never does, fails naming the
+// elements that reach past the viewport's right edge, with their widths and
+// text, so a page that scrolls sideways says why.
+func (b *pagesBrowser) fits(name string) {
+	b.t.Helper()
+	const fits = `document.documentElement.scrollWidth <= innerWidth + 1`
+	_, err := chromedp.Run(b.ctx, chromedp.Poll[bool](fits,
+		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(b.within)))
+	if err == nil {
+		return
+	}
+	wide := b.str(`(() => {
+		const out = [];
+		for (const el of document.querySelectorAll('body *')) {
+			const r = el.getBoundingClientRect();
+			if (r.right > innerWidth + 1 && r.width > 0) {
+				out.push(el.tagName.toLowerCase() + (el.className ? '.' + String(el.className).replace(/ /g, '.') : '') +
+					' right=' + Math.round(r.right) + ' width=' + Math.round(r.width) + ' min=' + el.scrollWidth + ' "' +
+					(el.textContent || '').trim().slice(0, 80) + '"');
+			}
+		}
+		return 'scrollWidth ' + document.documentElement.scrollWidth + ' > innerWidth ' + innerWidth + '\n' + out.slice(0, 25).join('\n');
+	})()`)
+	b.t.Fatalf("%s scrolls sideways at %s px: %v\n%s", name, b.str(`String(innerWidth)`), err, wide)
+}
+
 func (b *pagesBrowser) str(js string) string {
 	b.t.Helper()
 	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](js))

@@ -485,13 +485,13 @@ func (e *Executor) claim(ctx context.Context, c *campaign, n int) ([]store.SendC
 // the start when that finds nothing. It leaves c alone, so it may run off the
 // dispatch goroutine.
 func (e *Executor) claimFrom(ctx context.Context, c *campaign, rt *route, n int, after int64) ([]store.SendClaimBatchRow, error) {
-	at := e.clk.DB()
+	at, began := e.clk.DB(), time.Now()
 	rows, err := e.claimAfter(ctx, c, rt, n, after)
 	if err == nil && len(rows) == 0 && after != 0 {
 		rows, err = e.claimAfter(ctx, c, rt, n, 0)
 	}
 	if err == nil {
-		e.signals.claimed.Signal(claimSignal{campaign: c.ID, rows: len(rows), at: at})
+		e.signals.claimed.Signal(claimSignal{campaign: c.ID, rows: len(rows), at: at, took: time.Since(began)})
 	}
 	return rows, err
 }

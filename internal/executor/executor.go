@@ -492,6 +492,7 @@ type claimSignal struct {
 	campaign int64
 	rows     int
 	at       *time.Time
+	took     time.Duration // the claim statements' wall time (a test's log)
 }
 
 // Init readies every signal (tests, before Start).

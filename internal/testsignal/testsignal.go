@@ -78,3 +78,17 @@ func (s *Signal[T]) WaitFor(tb TB, ok func(T) bool) T {
 		}
 	}
 }
+
+// Drain returns the signals not read yet, without waiting: what a test reads
+// after the service stopped to describe what happened (a failure's log).
+func (s *Signal[T]) Drain() []T {
+	var out []T
+	for {
+		select {
+		case v := <-s.ch:
+			out = append(out, v)
+		default:
+			return out
+		}
+	}
+}
