@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -119,6 +120,10 @@ func RunGrow(ctx context.Context, pool *pgxpool.Pool, o Options, g GrowOptions, 
 	}
 	fmt.Fprintf(out, "# bench --grow: recipients=%d subscribers=%d settled=%d retention=%s maintenance=%s batch_size=%d workers=%d provider=%s database=%q\n",
 		o.Recipients, g.Subscribers, g.Settled, g.Retention, g.Maintenance, o.BatchSize, o.Workers, o.Provider, o.Database)
+	// The machine's load around the run: on a shared machine the rounds' ratios
+	// are only as good as the load was steady between them.
+	fmt.Fprintf(out, "# load: start=%s\n", loadAverage())
+	defer func() { fmt.Fprintf(out, "# load: end=%s\n", loadAverage()) }()
 	acc, _, err := account.NewService(pool).Create(ctx, fmt.Sprintf("bench-grow-%d", time.Now().UnixNano()))
 	if err != nil {
 		return rep, fmt.Errorf("create account: %w", err)
@@ -381,6 +386,15 @@ func counterSum(name string, regs ...*prometheus.Registry) float64 {
 		}
 	}
 	return sum
+}
+
+// loadAverage is the first three fields of /proc/loadavg ("n/a" when unreadable).
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], ",")
+	}
+	return "n/a"
 }
 
 func mb(bytes int64) float64 { return float64(bytes) / (1 << 20) }

@@ -43,7 +43,7 @@ func TestGrowPrintsEveryFigure(t *testing.T) {
 	for _, prefix := range []string{"# bench --grow: recipients=500 subscribers=1000 settled=2000 ", "import: rows=1000 ",
 		"empty: build_secs=", "# empty executor: claims=", "prefill: rows=2000 campaigns=2 ", "settled: build_secs=",
 		"# settled executor: claims=", "growth: build_us_per_recipient=", "retention: deleted_rows=2000 complete=true ",
-		"retention_send: per_s=", "sends_table: before_mb="} {
+		"retention_send: per_s=", "sends_table: before_mb=", "# load: start=", "# load: end="} {
 		require.Contains(t, text, prefix)
 	}
 	for _, field := range []string{" build_us_per_recipient=", " send_per_s=", " max_ack_gap_ms=", " app_cpu_s_per_1k=",
@@ -52,5 +52,5 @@ func TestGrowPrintsEveryFigure(t *testing.T) {
 		" slowdown_vs_settled=", " settled_max_ack_gap_ms=", " after_retention_mb=", " after_next_send_mb="} {
 		require.Contains(t, text, field)
 	}
-	require.Len(t, strings.Split(strings.TrimSpace(text), "\n"), 11)
+	require.Len(t, strings.Split(strings.TrimSpace(text), "\n"), 13)
 }
