@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/dbtest"
 )
 
@@ -53,4 +54,30 @@ func TestGrowPrintsEveryFigure(t *testing.T) {
 		require.Contains(t, text, field)
 	}
 	require.Len(t, strings.Split(strings.TrimSpace(text), "\n"), 13)
+}
+
+// TestParseGrow: --grow takes issue 44's scale unless told otherwise.
+func TestParseGrow(t *testing.T) {
+	t.Parallel()
+	f, err := Parse(config.Config{}, []string{"--grow"})
+	require.NoError(t, err)
+	require.True(t, f.Grow)
+	require.Equal(t, 1_000_000, f.Recipients)
+	require.EqualValues(t, 20_000_000, f.Growth.Settled)
+	g := f.Growth
+	require.NoError(t, g.defaults(f.Recipients))
+	require.Equal(t, 2_000_000, g.Subscribers)
+
+	f, err = Parse(config.Config{}, []string{"--grow", "--recipients", "500", "--settled", "2000", "--subscribers", "1000"})
+	require.NoError(t, err)
+	require.Equal(t, 500, f.Recipients)
+	require.EqualValues(t, 2000, f.Growth.Settled)
+	require.Equal(t, 1000, f.Growth.Subscribers)
+	g = GrowOptions{Subscribers: 10}
+	require.Error(t, g.defaults(500), "fewer subscribers than recipients")
+
+	// Without --grow the send bench keeps its own default.
+	f, err = Parse(config.Config{}, nil)
+	require.NoError(t, err)
+	require.Equal(t, 100_000, f.Recipients)
 }
