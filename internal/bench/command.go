@@ -72,7 +72,7 @@ func Parse(cfg config.Config, args []string) (Flags, error) {
 		set := map[string]bool{}
 		fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 		if !set["recipients"] {
-			o.Recipients = 1_000_000 // issue 44's campaign
+			o.Recipients = 1_000_000 // the scale --grow is for: a million-recipient campaign
 		}
 	}
 	if o.SMTPAddr != "" {

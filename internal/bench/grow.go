@@ -18,7 +18,7 @@ import (
 )
 
 // GrowOptions size `sendonce bench --grow`: the cost of a campaign as the tables
-// grow (issue 44's "cost as the work grows").
+// grow: a large, old account against a new one.
 type GrowOptions struct {
 	// Subscribers is the account's size; the campaign goes to Recipients of them
 	// (a list). Default 2 × Recipients.
@@ -259,7 +259,8 @@ func prefill(ctx context.Context, pool *pgxpool.Pool, accountID int64, g GrowOpt
 
 // growthLine compares the settled round with the empty one: each figure as the
 // settled cost over the empty one (for the send rate, the empty rate over the
-// settled one), so above 1 is worse, and which exceed issue 44's 1.2.
+// settled one), so above 1 is worse, and which exceed 1.2: the bound the send
+// path is held to as the tables grow.
 func growthLine(empty, settled GrowPhase) string {
 	type figure struct {
 		name string

@@ -56,7 +56,7 @@ func TestGrowPrintsEveryFigure(t *testing.T) {
 	require.Len(t, strings.Split(strings.TrimSpace(text), "\n"), 13)
 }
 
-// TestParseGrow: --grow takes issue 44's scale unless told otherwise.
+// TestParseGrow: --grow defaults to a 1,000,000-recipient campaign, 2,000,000 subscribers and 20,000,000 settled rows unless told otherwise.
 func TestParseGrow(t *testing.T) {
 	t.Parallel()
 	f, err := Parse(config.Config{}, []string{"--grow"})
