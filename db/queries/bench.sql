@@ -59,3 +59,57 @@ SELECT pg_current_wal_insert_lsn()::text;
 -- name: BenchWALBytes :one
 -- The WAL written between two positions read by BenchWALInsertLSN.
 SELECT pg_wal_lsn_diff(sqlc.arg(end_lsn)::text::pg_lsn, sqlc.arg(start_lsn)::text::pg_lsn)::bigint;
+
+-- name: BenchDeleteSendsOfCampaign :exec
+-- Empties one bench campaign's send rows (`bench --grow`), so each measured phase
+-- starts from the same table: the prefilled settled rows stay.
+DELETE FROM sends WHERE campaign_id = @campaign_id;
+
+-- name: BenchRetiredCampaignsInsert :many
+-- @n sent campaigns of the bench account that finished @age ago (`bench --grow`):
+-- the owners of the prefilled settled send rows, old enough for SENDONCE_SEND_RETENTION.
+INSERT INTO campaigns (account_id, name, subject, from_email, text_template, status,
+                       approved_at, started_at, finished_at, created_at, updated_at)
+SELECT sqlc.arg(account_id)::bigint, 'bench settled ' || g, 'Old news ' || g, 'news@bench.example.com', 'Hello {{.Name}}', 'sent',
+       now() - sqlc.arg(age)::interval - interval '1 hour', now() - sqlc.arg(age)::interval - interval '1 hour',
+       now() - sqlc.arg(age)::interval, now() - sqlc.arg(age)::interval - interval '2 hours', now() - sqlc.arg(age)::interval
+FROM generate_series(1, sqlc.arg(n)::int) AS g
+ORDER BY g
+RETURNING id;
+
+-- name: BenchSettledSendsInsert :one
+-- One batch of a finished campaign's settled send rows (`bench --grow`): the
+-- account's subscribers after id @after_subscriber_id, at most @n, nearly all sent,
+-- one in fifty failed, as the executor leaves them. One INSERT … SELECT per batch,
+-- no round trip per row; it returns the rows and the last subscriber, where the
+-- next batch resumes.
+WITH ins AS (
+    INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status, attempts,
+                       sent_at, provider_message_id, via_provider, via_idempotent, created_at, updated_at)
+    SELECT c.id, c.account_id, s.id, s.email, s.email_lower, 'campaign:' || c.id || ':' || s.id,
+           CASE WHEN s.id % 50 = 7 THEN 'failed' ELSE 'sent' END, 1,
+           CASE WHEN s.id % 50 = 7 THEN NULL ELSE c.started_at + (s.id % 3600) * interval '1 second' END,
+           CASE WHEN s.id % 50 = 7 THEN NULL ELSE 'campaign:' || c.id || ':' || s.id END,
+           'default', true, c.started_at, c.finished_at
+    FROM campaigns c
+    CROSS JOIN LATERAL (
+        SELECT id, email, email_lower FROM subscribers
+        WHERE account_id = c.account_id AND id > sqlc.arg(after_subscriber_id)::bigint
+        ORDER BY id LIMIT sqlc.arg(n)::bigint) AS s
+    WHERE c.account_id = sqlc.arg(account_id)::bigint AND c.id = sqlc.arg(campaign_id)::bigint
+    RETURNING subscriber_id
+)
+SELECT count(*)::bigint AS rows, coalesce(max(subscriber_id), 0)::bigint AS last_subscriber_id FROM ins;
+
+-- name: BenchSendsSize :one
+-- The sends table's size on disk with its indexes and TOAST, and its rows
+-- (`bench --grow`, around the retention pass).
+SELECT pg_total_relation_size('sends')::bigint AS bytes, (SELECT count(*) FROM sends)::bigint AS rows;
+
+-- name: BenchMaxAckGap :one
+-- The longest wait between two successive acknowledgements of one campaign, in
+-- seconds: a stall of the send (a lock, a long statement beside it) shows here
+-- whatever the mean rate.
+SELECT coalesce(max(gap), 0)::float8 FROM (
+    SELECT extract(epoch FROM sent_at - lag(sent_at) OVER (ORDER BY sent_at)) AS gap
+    FROM sends WHERE campaign_id = @campaign_id AND sent_at IS NOT NULL) AS g;

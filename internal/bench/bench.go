@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sendonce/sendonce/internal/store"
 )
@@ -53,6 +54,21 @@ type Options struct {
 	// SequenceSteps is the backlog of due sequence steps one executor claims and
 	// sends (sendSequence); 0 means min(Recipients, 20,000), negative skips it.
 	SequenceSteps int
+
+	// What `bench --grow` (grow.go) changes in a send: the campaigns' lists (nil:
+	// every confirmed subscriber), the executors' SendRetention and Maintenance (0:
+	// none, and the executor's default), and hooks run while the executors run.
+	listIDs       []int64
+	sendRetention time.Duration
+	maintenance   time.Duration
+	hooks         *sendHooks
+}
+
+// sendHooks run inside sendCampaign while its executors run: sending once the
+// campaign is sending, sent after its last acknowledgement (before the executors stop).
+type sendHooks struct {
+	sending func(regs []*prometheus.Registry)
+	sent    func(ctx context.Context, regs []*prometheus.Registry) error
 }
 
 func (o *Options) defaults() error {
@@ -146,6 +162,8 @@ type Send struct {
 	// the positions break it down by record type and relation.
 	WALStart, WALEnd string
 	WALBytes         int64
+	// CampaignID is the campaign sent.
+	CampaignID int64
 }
 
 // Run executes the whole bench on pool, which must point at a migrated, otherwise
@@ -185,7 +203,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, o Options, out io.Writer) (Rep
 		return rep, err
 	}
 
-	raw, rawCost, err := rawLoop(ctx, pool, accountID, o)
+	raw, rawCost, _, err := rawLoop(ctx, pool, accountID, o)
 	if err != nil {
 		return rep, fmt.Errorf("raw: %w", err)
 	}

@@ -28,6 +28,9 @@ type Flags struct {
 	CPUProfile string // file for a CPU profile of the whole run
 	ExportRows int    // above 0: only the export bench, on this many subscribers
 	Blocks     bool   // only the blocks render bench (no database)
+	// Grow runs `bench --grow` (RunGrow) sized by Growth instead of the send bench.
+	Grow   bool
+	Growth GrowOptions
 }
 
 // Parse reads the flags of `sendonce bench` (cfg gives the executor's defaults).
@@ -55,8 +58,22 @@ func Parse(cfg config.Config, args []string) (Flags, error) {
 	fs.StringVar(&f.CPUProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	fs.IntVar(&f.ExportRows, "export", 0, "only measure the streamed export: import this many subscribers, export them as CSV and NDJSON (rows/s, peak RSS)")
 	fs.BoolVar(&f.Blocks, "blocks", false, "only measure the per-message render of a 50-block design against the same content as hand-typed HTML, --recipients messages each in 10 alternating rounds (no database)")
+	fs.BoolVar(&f.Grow, "grow", false, "only measure the cost as the tables grow: import, build, send and the raw claim/ack loop on an empty sends table and again "+
+		"with --settled rows prefilled, the ratios, then a retention pass beside a send (default --recipients 1000000)")
+	fs.IntVar(&f.Growth.Subscribers, "subscribers", 0, "with --grow: the account's subscribers, --recipients of them in the campaign's list (0: 2 × recipients)")
+	fs.Int64Var(&f.Growth.Settled, "settled", 20_000_000, "with --grow: settled send rows of finished campaigns prefilled before the second round")
+	fs.DurationVar(&f.Growth.Retention, "retention", 2160*time.Hour, "with --grow: SENDONCE_SEND_RETENTION of the retention pass (the prefilled campaigns finished a day longer ago)")
+	fs.DurationVar(&f.Growth.Maintenance, "maintenance", time.Second, "with --grow: the executor's maintenance interval in the retention pass (serve's is min(SENDONCE_TICK, 5s))")
+	fs.DurationVar(&f.Growth.RetentionTimeout, "retention-timeout", 30*time.Minute, "with --grow: how long to wait for the retention to delete every prefilled row")
 	if err := fs.Parse(args); err != nil {
 		return Flags{}, err
+	}
+	if f.Grow {
+		set := map[string]bool{}
+		fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+		if !set["recipients"] {
+			o.Recipients = 1_000_000 // the scale --grow is for: a million-recipient campaign
+		}
 	}
 	if o.SMTPAddr != "" {
 		if _, _, err := net.SplitHostPort(o.SMTPAddr); err != nil {
@@ -126,6 +143,10 @@ func Command(ctx context.Context, cfg config.Config, args []string, stdout, stde
 	}
 	if f.ExportRows > 0 {
 		return ExportBench(ctx, pool, f.ExportRows, o.Database, stdout)
+	}
+	if f.Grow {
+		_, err = RunGrow(ctx, pool, o, f.Growth, stdout)
+		return err
 	}
 	_, err = Run(ctx, pool, o, stdout)
 	return err

@@ -18,21 +18,22 @@ func Seed(ctx context.Context, pool *pgxpool.Pool, n int) (accountID int64, apiK
 	if err != nil {
 		return 0, "", imported, fmt.Errorf("create account: %w", err)
 	}
-	imported, err = importSubscribers(ctx, pool, acc.ID, n)
+	imported, err = importSubscribers(ctx, pool, acc.ID, 0, n, nil)
 	if err != nil {
 		return 0, "", imported, fmt.Errorf("import: %w", err)
 	}
 	return acc.ID, key, imported, nil
 }
 
-// importSubscribers creates n confirmed subscribers through the product's own bulk
-// import (validation, COPY into staging, one upsert), in requests of the largest
-// size the API accepts, and times only the imports, not the generation of rows.
-func importSubscribers(ctx context.Context, pool *pgxpool.Pool, accountID int64, n int) (Rate, error) {
+// importSubscribers creates confirmed subscribers number from to n-1 through the
+// product's own bulk import (validation, COPY into staging, one upsert), into the
+// list listID when not nil, in requests of the largest size the API accepts, and
+// times only the imports, not the generation of rows.
+func importSubscribers(ctx context.Context, pool *pgxpool.Pool, accountID int64, from, n int, listID *int64) (Rate, error) {
 	svc := subscriber.NewService(pool)
 	confirmed := subscriber.StatusConfirmed
 	var r Rate
-	for start := 0; start < n; start += subscriber.MaxImportRows {
+	for start := from; start < n; start += subscriber.MaxImportRows {
 		rows := make([]subscriber.ImportRow, 0, min(subscriber.MaxImportRows, n-start))
 		for i := start; i < n && len(rows) < cap(rows); i++ {
 			name := fmt.Sprintf("Subscriber %d", i)
@@ -45,7 +46,7 @@ func importSubscribers(ctx context.Context, pool *pgxpool.Pool, accountID int64,
 			})
 		}
 		began := time.Now()
-		res, err := svc.Import(ctx, accountID, rows, nil, nil)
+		res, err := svc.Import(ctx, accountID, rows, nil, listID)
 		r.Secs += time.Since(began).Seconds()
 		if err != nil {
 			return r, err

@@ -19,8 +19,18 @@ import (
 // templates that use the subscriber's name, an attribute and the unsubscribe link,
 // as a real campaign would.
 func NewCampaign(ctx context.Context, pool *pgxpool.Pool, accountID int64, name string) (int64, error) {
+	return newCampaign(ctx, pool, accountID, name, nil)
+}
+
+// newCampaign is NewCampaign to the subscribers of lists (nil: every confirmed one).
+func newCampaign(ctx context.Context, pool *pgxpool.Pool, accountID int64, name string, lists []int64) (int64, error) {
 	str := func(s string) *string { return &s }
+	var listIDs *[]int64
+	if lists != nil {
+		listIDs = &lists
+	}
 	c, err := campaign.NewService(pool).Create(ctx, accountID, campaign.Fields{
+		ListIDs:      listIDs,
 		Name:         str(name),
 		Subject:      str("News for {{.Name}}"),
 		FromEmail:    str("news@bench.example.com"),
@@ -41,20 +51,21 @@ func NewCampaign(ctx context.Context, pool *pgxpool.Pool, accountID int64, name 
 // rendering, no provider, no coalescing across connections. The loop runs on a
 // pool of its own, metered as the send's pools are: its PostgreSQL CPU per message
 // is what the two statements cost with nothing else beside them but each other.
-func rawLoop(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Options) (raw Rate, cost Cost, err error) {
-	id, err := NewCampaign(ctx, pool, accountID, "bench raw")
+// It also returns the campaign, whose rows `bench --grow` deletes after.
+func rawLoop(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Options) (raw Rate, cost Cost, id int64, err error) {
+	id, err = newCampaign(ctx, pool, accountID, "bench raw", o.listIDs)
 	if err != nil {
-		return raw, cost, err
+		return raw, cost, id, err
 	}
 	if _, err := campaign.NewService(pool).Approve(ctx, accountID, id, nil); err != nil {
-		return raw, cost, err
+		return raw, cost, id, err
 	}
 	built, started, err := executor.StartCampaign(ctx, pool, id, nil)
 	if err != nil {
-		return raw, cost, fmt.Errorf("build: %w", err)
+		return raw, cost, id, fmt.Errorf("build: %w", err)
 	}
 	if !started {
-		return raw, cost, fmt.Errorf("build: campaign %d did not start", id)
+		return raw, cost, id, fmt.Errorf("build: campaign %d did not start", id)
 	}
 	// No ANALYZE here: the executor claims right after its build too, on the same
 	// statistics, so both see the same plan.
@@ -64,7 +75,7 @@ func rawLoop(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Options
 	m.instrument(rcfg)
 	rpool, err := pgxpool.NewWithConfig(ctx, rcfg)
 	if err != nil {
-		return raw, cost, err
+		return raw, cost, id, err
 	}
 	defer rpool.Close()
 	q := store.New(rpool)
@@ -113,13 +124,13 @@ func rawLoop(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Options
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return raw, cost, err
+		return raw, cost, id, err
 	}
 	raw.Secs = time.Since(began).Seconds()
 	raw.Rows = done.Load()
 	cost = m.close(w, raw.Rows)
 	if raw.Rows != built.Rows {
-		return raw, cost, fmt.Errorf("raw loop acknowledged %d rows of %d", raw.Rows, built.Rows)
+		return raw, cost, id, fmt.Errorf("raw loop acknowledged %d rows of %d", raw.Rows, built.Rows)
 	}
-	return raw, cost, nil
+	return raw, cost, id, nil
 }

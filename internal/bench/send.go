@@ -25,7 +25,7 @@ const executorConns = 8
 // Peak memory is the process's high-water mark over the send alone; the cost
 // window runs from `sending` to `sent`.
 func sendCampaign(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Options, n int) (build Rate, send Send, err error) {
-	id, err := NewCampaign(ctx, pool, accountID, fmt.Sprintf("bench send (%d executors)", n))
+	id, err := newCampaign(ctx, pool, accountID, fmt.Sprintf("bench send (%d executors)", n), o.listIDs)
 	if err != nil {
 		return build, send, err
 	}
@@ -52,6 +52,7 @@ func sendCampaign(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Op
 			PrefetchNonIdempotent: o.PrefetchNonIdempotent,
 			// The NOTIFY starts the campaign; the tick is only the fallback.
 			Tick: time.Minute, Links: o.Links,
+			SendRetention: o.sendRetention, Maintenance: o.maintenance,
 		}, nil, regs[i])
 		if err != nil {
 			return build, send, err
@@ -87,6 +88,9 @@ func sendCampaign(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Op
 		return build, send, err
 	}
 	build.Secs = started.Sub(began).Seconds()
+	if o.hooks != nil && o.hooks.sending != nil {
+		o.hooks.sending(regs)
+	}
 	if _, err := waitStatus(ctx, store.New(pool), accountID, id, campaign.StatusSending, 5*time.Millisecond); err != nil {
 		return build, send, err
 	}
@@ -123,7 +127,13 @@ func sendCampaign(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Op
 	}
 	build.Rows, send.Rows = st.Total, st.Counts["sent"]
 	send.Cost.Messages = send.Rows
-	send.AckP50, send.AckP99, err = acks.latencies(ctx, pool, id)
+	send.CampaignID = id
+	if send.AckP50, send.AckP99, err = acks.latencies(ctx, pool, id); err != nil {
+		return build, send, err
+	}
+	if o.hooks != nil && o.hooks.sent != nil {
+		err = o.hooks.sent(ctx, regs)
+	}
 	return build, send, err
 }
 

@@ -8,6 +8,8 @@ package store
 import (
 	"context"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const benchCampaignStatus = `-- name: BenchCampaignStatus :one
@@ -40,6 +42,17 @@ func (q *Queries) BenchDeleteCampaignSends(ctx context.Context, accountID int64)
 	return err
 }
 
+const benchDeleteSendsOfCampaign = `-- name: BenchDeleteSendsOfCampaign :exec
+DELETE FROM sends WHERE campaign_id = $1
+`
+
+// Empties one bench campaign's send rows (`bench --grow`), so each measured phase
+// starts from the same table: the prefilled settled rows stay.
+func (q *Queries) BenchDeleteSendsOfCampaign(ctx context.Context, campaignID int64) error {
+	_, err := q.db.Exec(ctx, benchDeleteSendsOfCampaign, campaignID)
+	return err
+}
+
 const benchLastSentAt = `-- name: BenchLastSentAt :one
 SELECT max(sent_at)::timestamptz FROM sends WHERE campaign_id = $1
 `
@@ -51,6 +64,79 @@ func (q *Queries) BenchLastSentAt(ctx context.Context, campaignID int64) (time.T
 	var column_1 time.Time
 	err := row.Scan(&column_1)
 	return column_1, err
+}
+
+const benchMaxAckGap = `-- name: BenchMaxAckGap :one
+SELECT coalesce(max(gap), 0)::float8 FROM (
+    SELECT extract(epoch FROM sent_at - lag(sent_at) OVER (ORDER BY sent_at)) AS gap
+    FROM sends WHERE campaign_id = $1 AND sent_at IS NOT NULL) AS g
+`
+
+// The longest wait between two successive acknowledgements of one campaign, in
+// seconds: a stall of the send (a lock, a long statement beside it) shows here
+// whatever the mean rate.
+func (q *Queries) BenchMaxAckGap(ctx context.Context, campaignID int64) (float64, error) {
+	row := q.db.QueryRow(ctx, benchMaxAckGap, campaignID)
+	var column_1 float64
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
+const benchRetiredCampaignsInsert = `-- name: BenchRetiredCampaignsInsert :many
+INSERT INTO campaigns (account_id, name, subject, from_email, text_template, status,
+                       approved_at, started_at, finished_at, created_at, updated_at)
+SELECT $1::bigint, 'bench settled ' || g, 'Old news ' || g, 'news@bench.example.com', 'Hello {{.Name}}', 'sent',
+       now() - $2::interval - interval '1 hour', now() - $2::interval - interval '1 hour',
+       now() - $2::interval, now() - $2::interval - interval '2 hours', now() - $2::interval
+FROM generate_series(1, $3::int) AS g
+ORDER BY g
+RETURNING id
+`
+
+type BenchRetiredCampaignsInsertParams struct {
+	AccountID int64
+	Age       pgtype.Interval
+	N         int32
+}
+
+// @n sent campaigns of the bench account that finished @age ago (`bench --grow`):
+// the owners of the prefilled settled send rows, old enough for SENDONCE_SEND_RETENTION.
+func (q *Queries) BenchRetiredCampaignsInsert(ctx context.Context, arg BenchRetiredCampaignsInsertParams) ([]int64, error) {
+	rows, err := q.db.Query(ctx, benchRetiredCampaignsInsert, arg.AccountID, arg.Age, arg.N)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const benchSendsSize = `-- name: BenchSendsSize :one
+SELECT pg_total_relation_size('sends')::bigint AS bytes, (SELECT count(*) FROM sends)::bigint AS rows
+`
+
+type BenchSendsSizeRow struct {
+	Bytes int64
+	Rows  int64
+}
+
+// The sends table's size on disk with its indexes and TOAST, and its rows
+// (`bench --grow`, around the retention pass).
+func (q *Queries) BenchSendsSize(ctx context.Context) (BenchSendsSizeRow, error) {
+	row := q.db.QueryRow(ctx, benchSendsSize)
+	var i BenchSendsSizeRow
+	err := row.Scan(&i.Bytes, &i.Rows)
+	return i, err
 }
 
 const benchSentAt = `-- name: BenchSentAt :many
@@ -151,6 +237,55 @@ func (q *Queries) BenchSequenceTemplate(ctx context.Context, accountID int64) (i
 	var id int64
 	err := row.Scan(&id)
 	return id, err
+}
+
+const benchSettledSendsInsert = `-- name: BenchSettledSendsInsert :one
+WITH ins AS (
+    INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status, attempts,
+                       sent_at, provider_message_id, via_provider, via_idempotent, created_at, updated_at)
+    SELECT c.id, c.account_id, s.id, s.email, s.email_lower, 'campaign:' || c.id || ':' || s.id,
+           CASE WHEN s.id % 50 = 7 THEN 'failed' ELSE 'sent' END, 1,
+           CASE WHEN s.id % 50 = 7 THEN NULL ELSE c.started_at + (s.id % 3600) * interval '1 second' END,
+           CASE WHEN s.id % 50 = 7 THEN NULL ELSE 'campaign:' || c.id || ':' || s.id END,
+           'default', true, c.started_at, c.finished_at
+    FROM campaigns c
+    CROSS JOIN LATERAL (
+        SELECT id, email, email_lower FROM subscribers
+        WHERE account_id = c.account_id AND id > $1::bigint
+        ORDER BY id LIMIT $2::bigint) AS s
+    WHERE c.account_id = $3::bigint AND c.id = $4::bigint
+    RETURNING subscriber_id
+)
+SELECT count(*)::bigint AS rows, coalesce(max(subscriber_id), 0)::bigint AS last_subscriber_id FROM ins
+`
+
+type BenchSettledSendsInsertParams struct {
+	AfterSubscriberID int64
+	N                 int64
+	AccountID         int64
+	CampaignID        int64
+}
+
+type BenchSettledSendsInsertRow struct {
+	Rows             int64
+	LastSubscriberID int64
+}
+
+// One batch of a finished campaign's settled send rows (`bench --grow`): the
+// account's subscribers after id @after_subscriber_id, at most @n, nearly all sent,
+// one in fifty failed, as the executor leaves them. One INSERT … SELECT per batch,
+// no round trip per row; it returns the rows and the last subscriber, where the
+// next batch resumes.
+func (q *Queries) BenchSettledSendsInsert(ctx context.Context, arg BenchSettledSendsInsertParams) (BenchSettledSendsInsertRow, error) {
+	row := q.db.QueryRow(ctx, benchSettledSendsInsert,
+		arg.AfterSubscriberID,
+		arg.N,
+		arg.AccountID,
+		arg.CampaignID,
+	)
+	var i BenchSettledSendsInsertRow
+	err := row.Scan(&i.Rows, &i.LastSubscriberID)
+	return i, err
 }
 
 const benchVacuumAnalyze = `-- name: BenchVacuumAnalyze :exec

@@ -1,0 +1,83 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sendonce/sendonce/internal/config"
+	"github.com/sendonce/sendonce/internal/dbtest"
+)
+
+// TestGrowPrintsEveryFigure runs `bench --grow` at a tiny scale: every figure line
+// is printed, each round sends to every recipient, the prefill holds what was asked
+// and the retention deletes every prefilled row beside a send. Timings are printed,
+// never asserted.
+func TestGrowPrintsEveryFigure(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.New(t)
+	var out bytes.Buffer
+	rep, err := RunGrow(context.Background(), pool, Options{Recipients: 500, BatchSize: 50, Workers: 50},
+		GrowOptions{Subscribers: 1000, Settled: 2000, Maintenance: 100 * time.Millisecond, RetentionTimeout: 2 * time.Minute}, &out)
+	require.NoError(t, err, out.String())
+	t.Log(out.String())
+	require.EqualValues(t, 1000, rep.Import.Rows)
+	for _, p := range []GrowPhase{rep.Empty, rep.Settled} {
+		require.EqualValues(t, 500, p.Build.Rows)
+		require.EqualValues(t, 500, p.Send.Rows)
+		require.EqualValues(t, 500, p.Raw.Rows)
+	}
+	require.EqualValues(t, 2000, rep.Prefill.Rows)
+	require.True(t, rep.RetentionComplete, out.String())
+	require.EqualValues(t, 2000, rep.Retention.Rows)
+	require.EqualValues(t, 500, rep.RetentionSend.Rows)
+	// Before the pass: the prefilled rows alone (each round deleted its own); after
+	// it: the retention send's; after the next send: both sends'.
+	require.EqualValues(t, 2000, rep.SizeBefore.Rows)
+	require.EqualValues(t, 500, rep.SizeAfter.Rows)
+	require.EqualValues(t, 1000, rep.SizeNext.Rows)
+	text := out.String()
+	for _, prefix := range []string{"# bench --grow: recipients=500 subscribers=1000 settled=2000 ", "import: rows=1000 ",
+		"empty: build_secs=", "# empty executor: claims=", "prefill: rows=2000 campaigns=2 ", "settled: build_secs=",
+		"# settled executor: claims=", "growth: build_us_per_recipient=", "retention: deleted_rows=2000 complete=true ",
+		"retention_send: per_s=", "sends_table: before_mb=", "# load: start=", "# load: end="} {
+		require.Contains(t, text, prefix)
+	}
+	for _, field := range []string{" build_us_per_recipient=", " send_per_s=", " max_ack_gap_ms=", " app_cpu_s_per_1k=",
+		" pg_cpu_s_per_1k=", " claim_ack_pg_cpu_s_per_1k=", " raw_per_s=", " peak_rss_mb=", " raw_peak_rss_mb=",
+		" claim_ack_pg_cpu_per_1k=", " send_slowdown=", " peak_rss=", " over_1.2x=", " deleted_during_send=",
+		" slowdown_vs_settled=", " settled_max_ack_gap_ms=", " after_retention_mb=", " after_next_send_mb="} {
+		require.Contains(t, text, field)
+	}
+	require.Len(t, strings.Split(strings.TrimSpace(text), "\n"), 13)
+}
+
+// TestParseGrow: --grow defaults to a 1,000,000-recipient campaign, 2,000,000 subscribers and 20,000,000 settled rows unless told otherwise.
+func TestParseGrow(t *testing.T) {
+	t.Parallel()
+	f, err := Parse(config.Config{}, []string{"--grow"})
+	require.NoError(t, err)
+	require.True(t, f.Grow)
+	require.Equal(t, 1_000_000, f.Recipients)
+	require.EqualValues(t, 20_000_000, f.Growth.Settled)
+	g := f.Growth
+	require.NoError(t, g.defaults(f.Recipients))
+	require.Equal(t, 2_000_000, g.Subscribers)
+
+	f, err = Parse(config.Config{}, []string{"--grow", "--recipients", "500", "--settled", "2000", "--subscribers", "1000"})
+	require.NoError(t, err)
+	require.Equal(t, 500, f.Recipients)
+	require.EqualValues(t, 2000, f.Growth.Settled)
+	require.Equal(t, 1000, f.Growth.Subscribers)
+	g = GrowOptions{Subscribers: 10}
+	require.Error(t, g.defaults(500), "fewer subscribers than recipients")
+
+	// Without --grow the send bench keeps its own default.
+	f, err = Parse(config.Config{}, nil)
+	require.NoError(t, err)
+	require.Equal(t, 100_000, f.Recipients)
+}
