@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sendonce/sendonce/client"
+	"github.com/sendonce/sendonce/internal/optional"
 )
 
 // abCmd is `sendonce campaigns ab`: a draft campaign's A/B test (its variants and
@@ -202,7 +203,7 @@ and changes nothing. The rest of the audience then gets the winner.`,
 			if a.JSON {
 				return printJSON(cmd.OutOrStdout(), r.JSON200)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "campaign %d: variant %s wins; the rest of the audience gets it\n", id, deref(r.JSON200.Winner))
+			fmt.Fprintf(cmd.OutOrStdout(), "campaign %d: variant %s wins; the rest of the audience gets it\n", id, optional.Value(r.JSON200.Winner))
 			return nil
 		},
 	}
@@ -351,13 +352,6 @@ func rate(v float64) string { return fmt.Sprintf("%.2f%%", v*100) }
 func orCampaign(s *string) string {
 	if s == nil {
 		return "(the campaign's)"
-	}
-	return *s
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
 	}
 	return *s
 }

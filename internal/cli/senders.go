@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sendonce/sendonce/client"
+	"github.com/sendonce/sendonce/internal/optional"
 )
 
 // sendersCmd creates and edits senders from flags: where mail leaves, its rate,
@@ -297,7 +298,7 @@ func limitsText(limits []client.SenderDomainLimit) string {
 	}
 	parts := make([]string, 0, len(limits))
 	for _, l := range limits {
-		key := deref(l.Domain)
+		key := optional.Value(l.Domain)
 		if l.Group != nil {
 			key = string(*l.Group)
 		}
