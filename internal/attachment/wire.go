@@ -1,6 +1,10 @@
 package attachment
 
-import "github.com/sendonce/sendonce/api"
+import (
+	"github.com/sendonce/sendonce/api"
+
+	"github.com/sendonce/sendonce/internal/optional"
+)
 
 // ToAPI describes stored files in the wire types of api/; nil (a listing) leaves
 // the field out.
@@ -22,14 +26,7 @@ func FromAPI(in *[]api.AttachmentCreate) *[]Input {
 	}
 	out := make([]Input, len(*in))
 	for i, a := range *in {
-		out[i] = Input{Filename: a.Filename, Content: a.Content, ContentType: deref(a.ContentType), ContentID: deref(a.ContentId)}
+		out[i] = Input{Filename: a.Filename, Content: a.Content, ContentType: optional.Value(a.ContentType), ContentID: optional.Value(a.ContentId)}
 	}
 	return &out
-}
-
-func deref(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/sendonce/sendonce/api"
+	"github.com/sendonce/sendonce/internal/optional"
 )
 
 // API is the Service in the wire types of api/, as the HTTP API calls it.
@@ -21,7 +22,7 @@ func (a API) Get(ctx context.Context, accountID int64) (api.BounceMailbox, error
 // Put sets the account's mailbox (Service.Put).
 func (a API) Put(ctx context.Context, accountID int64, in api.BounceMailboxInput) (api.BounceMailbox, error) {
 	m, err := a.Service.Put(ctx, accountID, MailboxInput{Host: in.Host, Port: in.Port,
-		Security: unset(in.Security), Username: in.Username, Password: unset(in.Password), Folder: unset(in.Folder),
+		Security: optional.String(in.Security), Username: in.Username, Password: optional.String(in.Password), Folder: optional.String(in.Folder),
 		Enabled: in.Enabled})
 	if err != nil {
 		return api.BounceMailbox{}, err
@@ -38,12 +39,4 @@ func toAPIMailbox(m Mailbox) api.BounceMailbox {
 		out.Mode = &mode
 	}
 	return out
-}
-
-// unset is the value of an optional string field, "" when absent.
-func unset[T ~string](p *T) string {
-	if p == nil {
-		return ""
-	}
-	return string(*p)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/sendonce/sendonce/internal/attachment"
 	"github.com/sendonce/sendonce/internal/audit"
 	"github.com/sendonce/sendonce/internal/layout"
+	"github.com/sendonce/sendonce/internal/optional"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/render"
@@ -263,13 +264,6 @@ func storedWindow(raw []byte) *sendwindow.Window {
 	return w
 }
 
-func val(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
-}
-
 // normalize checks the fields that are set and rewrites addresses to their
 // normalised form. Templates are checked by the caller once the full campaign is known.
 func (s *Service) normalize(ctx context.Context, accountID int64, f *Fields) error {
@@ -406,7 +400,8 @@ func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Campai
 		return Campaign{}, errBoth
 	}
 	if !template.Composed(src.Type) {
-		if err := render.Validate(val(f.Subject), val(f.HTMLTemplate), val(f.TextTemplate)); err != nil {
+		subject, html, text := optional.Value(f.Subject), optional.Value(f.HTMLTemplate), optional.Value(f.TextTemplate)
+		if err := render.Validate(subject, html, text); err != nil {
 			return Campaign{}, err
 		}
 	}
@@ -432,16 +427,17 @@ func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Campai
 			if err != nil {
 				return err
 			}
-			if err := render.Validate(val(f.Subject), html, text); err != nil {
+			if err := render.Validate(optional.Value(f.Subject), html, text); err != nil {
 				return template.SourceError(src.Type, err)
 			}
 			f.HTMLTemplate, f.TextTemplate = &html, &text
 		}
 		var err error
 		c, err = q.CampaignCreate(ctx, store.CampaignCreateParams{
-			AccountID: accountID, Name: val(f.Name), Subject: val(f.Subject), FromEmail: val(f.FromEmail),
-			FromName: val(f.FromName), ReplyTo: val(f.ReplyTo), HtmlTemplate: val(f.HTMLTemplate),
-			TextTemplate: val(f.TextTemplate), Language: val(f.Language), ListIds: listIDs, AmbiguousPolicy: policy,
+			AccountID: accountID, Name: optional.Value(f.Name), Subject: optional.Value(f.Subject),
+			FromEmail: optional.Value(f.FromEmail), FromName: optional.Value(f.FromName), ReplyTo: optional.Value(f.ReplyTo),
+			HtmlTemplate: optional.Value(f.HTMLTemplate), TextTemplate: optional.Value(f.TextTemplate),
+			Language: optional.Value(f.Language), ListIds: listIDs, AmbiguousPolicy: policy,
 			SegmentID:     nonZero(f.SegmentID),
 			SenderID:      nonZero(f.SenderID),
 			CreatedByType: createdByType, CreatedByID: createdByID,

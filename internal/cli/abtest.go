@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sendonce/sendonce/client"
+	"github.com/sendonce/sendonce/internal/optional"
 )
 
 // abCmd is `sendonce campaigns ab`: a draft campaign's A/B test (its variants and
@@ -132,24 +135,13 @@ out), their rates and the p-value of a two-proportion z-test against the leader.
 difference may well be noise: wait, or send to more people, before picking a winner from it.`,
 		Example: "  sendonce campaigns ab show 42",
 		Args:    args(1),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			id, err := parseID(argv[0])
-			if err != nil {
-				return err
-			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			r, err := c.GetCampaignABTestWithResponse(cmd.Context(), id)
+		RunE: a.byID(0, func(ctx context.Context, c *client.Client, id int64, _ []string) (answer, error) {
+			r, err := c.GetCampaignABTestWithResponse(ctx, id)
 			if err := client.Check(r, err); err != nil {
-				return err
+				return answer{}, err
 			}
-			if a.JSON {
-				return printJSON(cmd.OutOrStdout(), r.JSON200)
-			}
-			return printABTest(cmd, r.JSON200)
-		},
+			return answer{r.JSON200, func(out io.Writer) error { return printABTest(out, r.JSON200) }}, nil
+		}),
 	}
 
 	drop := &cobra.Command{
@@ -157,24 +149,10 @@ difference may well be noise: wait, or send to more people, before picking a win
 		Short:   "Make a draft campaign an ordinary one again (its variants are removed)",
 		Example: "  sendonce campaigns ab clear 42",
 		Args:    args(1),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			id, err := parseID(argv[0])
-			if err != nil {
-				return err
-			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			r, err := c.DeleteCampaignABTestWithResponse(cmd.Context(), id)
-			if err := client.Check(r, err); err != nil {
-				return err
-			}
-			if !a.JSON {
-				fmt.Fprintf(cmd.OutOrStdout(), "campaign %d: no A/B test\n", id)
-			}
-			return nil
-		},
+		RunE: a.byID(0, func(ctx context.Context, c *client.Client, id int64, _ []string) (answer, error) {
+			r, err := c.DeleteCampaignABTestWithResponse(ctx, id)
+			return answer{nil, say("campaign %d: no A/B test", id)}, client.Check(r, err)
+		}),
 	}
 
 	winner := &cobra.Command{
@@ -185,26 +163,13 @@ It is chosen once: a winner already chosen, by a person or by the metric, is ref
 and changes nothing. The rest of the audience then gets the winner.`,
 		Example: "  sendonce campaigns ab winner 42 B",
 		Args:    args(2),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			id, err := parseID(argv[0])
-			if err != nil {
-				return err
-			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			r, err := c.ChooseCampaignWinnerWithResponse(cmd.Context(), id, nil,
-				client.WinnerRequest{Variant: strings.ToUpper(argv[1])})
+		RunE: a.byID(0, func(ctx context.Context, c *client.Client, id int64, argv []string) (answer, error) {
+			r, err := c.ChooseCampaignWinnerWithResponse(ctx, id, nil, client.WinnerRequest{Variant: strings.ToUpper(argv[1])})
 			if err := client.Check(r, err); err != nil {
-				return err
+				return answer{}, err
 			}
-			if a.JSON {
-				return printJSON(cmd.OutOrStdout(), r.JSON200)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "campaign %d: variant %s wins; the rest of the audience gets it\n", id, deref(r.JSON200.Winner))
-			return nil
-		},
+			return answer{r.JSON200, say("campaign %d: variant %s wins; the rest of the audience gets it", id, optional.Value(r.JSON200.Winner))}, nil
+		}),
 	}
 	cmd.AddCommand(set, show, drop, winner)
 	return cmd
@@ -295,8 +260,7 @@ func testText(t *client.ABTest) string {
 	return text
 }
 
-func printABTest(cmd *cobra.Command, t *client.ABTest) error {
-	out := cmd.OutOrStdout()
+func printABTest(out io.Writer, t *client.ABTest) error {
 	win := "-"
 	if t.Winner != nil {
 		win = *t.Winner
@@ -351,13 +315,6 @@ func rate(v float64) string { return fmt.Sprintf("%.2f%%", v*100) }
 func orCampaign(s *string) string {
 	if s == nil {
 		return "(the campaign's)"
-	}
-	return *s
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
 	}
 	return *s
 }

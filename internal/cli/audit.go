@@ -71,19 +71,15 @@ the request id. Needs a key (or session) with audit:read.`,
 					break
 				}
 			}
-			if a.JSON {
-				return printJSON(cmd.OutOrStdout(), all)
-			}
-			rows := make([][]string, 0, len(all))
-			for _, e := range all {
-				target := e.TargetType
-				if e.TargetId != nil {
-					target += " " + *e.TargetId
-				}
-				rows = append(rows, []string{when(&e.CreatedAt), string(e.Actor.Type) + " " + itoa(e.Actor.Id) + " (" + e.Actor.Label + ")",
-					e.Action, target, e.RequestId})
-			}
-			return table(cmd.OutOrStdout(), []string{"WHEN", "ACTOR", "ACTION", "TARGET", "REQUEST"}, rows)
+			return printList(a, cmd.OutOrStdout(), all, []string{"WHEN", "ACTOR", "ACTION", "TARGET", "REQUEST"},
+				func(e client.AuditEntry) []string {
+					target := e.TargetType
+					if e.TargetId != nil {
+						target += " " + *e.TargetId
+					}
+					return []string{when(&e.CreatedAt), string(e.Actor.Type) + " " + itoa(e.Actor.Id) + " (" + e.Actor.Label + ")",
+						e.Action, target, e.RequestId}
+				})
 		},
 	}
 	f := cmd.Flags()

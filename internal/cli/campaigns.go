@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -42,17 +43,10 @@ func (a *App) campaignsCmd() *cobra.Command {
 				}
 				all = append(all, camp)
 			}
-			if a.JSON {
-				if all == nil {
-					all = []client.Campaign{}
-				}
-				return printJSON(cmd.OutOrStdout(), all)
-			}
-			rows := make([][]string, 0, len(all))
-			for _, camp := range all {
-				rows = append(rows, []string{itoa(camp.Id), camp.Name, string(camp.Status), when(&camp.CreatedAt), when(camp.FinishedAt)})
-			}
-			return table(cmd.OutOrStdout(), []string{"ID", "NAME", "STATUS", "CREATED", "FINISHED"}, rows)
+			return printList(a, cmd.OutOrStdout(), all, []string{"ID", "NAME", "STATUS", "CREATED", "FINISHED"},
+				func(camp client.Campaign) []string {
+					return []string{itoa(camp.Id), camp.Name, string(camp.Status), when(&camp.CreatedAt), when(camp.FinishedAt)}
+				})
 		},
 	}
 	list.Flags().StringVar(&status, "status", "", "only campaigns in this status ("+strings.Join(campaignStatuses, ", ")+")")
@@ -62,51 +56,19 @@ func (a *App) campaignsCmd() *cobra.Command {
 		Use:   "show ID",
 		Short: "Show a campaign and the counts of its sends",
 		Args:  args(1),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			id, err := parseID(argv[0])
-			if err != nil {
-				return err
-			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			camp, err := c.GetCampaignWithResponse(cmd.Context(), id)
+		RunE: a.byID(0, func(ctx context.Context, c *client.Client, id int64, _ []string) (answer, error) {
+			camp, err := c.GetCampaignWithResponse(ctx, id)
 			if err := client.Check(camp, err); err != nil {
-				return err
+				return answer{}, err
 			}
-			stats, err := campaignStats(cmd.Context(), c, id)
+			stats, err := campaignStats(ctx, c, id)
 			if err != nil {
-				return err
+				return answer{}, err
 			}
-			if a.JSON {
-				return printJSON(cmd.OutOrStdout(), map[string]any{"campaign": camp.JSON200, "stats": stats})
-			}
-			k := camp.JSON200
-			out := cmd.OutOrStdout()
-			rows := [][]string{
-				{"id", itoa(k.Id)}, {"name", k.Name}, {"status", string(k.Status)}, {"subject", k.Subject},
-				{"from", strings.TrimSpace(k.FromName + " <" + k.FromEmail + ">")},
-				{"created", when(&k.CreatedAt)}, {"approved", when(k.ApprovedAt)}, {"started", when(k.StartedAt)},
-				{"finished", when(k.FinishedAt)}, {"sends", countsText(stats)},
-			}
-			if k.SenderId != nil {
-				rows = append(rows, []string{"sender", itoa(*k.SenderId)})
-			}
-			if k.PoolId != nil {
-				rows = append(rows, []string{"sender pool", itoa(*k.PoolId)})
-			}
-			if k.DeliverAtLocal != nil {
-				rows = append(rows, []string{"delivered at", *k.DeliverAtLocal + " in each recipient's zone"})
-			}
-			if k.SendWindow != nil {
-				rows = append(rows, []string{"send window", windowText(k.SendWindow)})
-			}
-			if k.PausedReason != nil {
-				rows = append(rows, []string{"paused because", *k.PausedReason})
-			}
-			return table(out, []string{"FIELD", "VALUE"}, rows)
-		},
+			return answer{map[string]any{"campaign": camp.JSON200, "stats": stats}, func(out io.Writer) error {
+				return printCampaignFields(out, camp.JSON200, stats)
+			}}, nil
+		}),
 	}
 
 	var watch bool
@@ -140,7 +102,7 @@ counts. It exits 6 when the campaign ends cancelled or with failed or unknown se
 				return err
 			}
 			if !watch {
-				return a.printCampaign(cmd, resp.JSON200)
+				return a.reply(cmd.OutOrStdout(), campaignAnswer(resp.JSON200))
 			}
 			if !a.JSON {
 				fmt.Fprintf(cmd.ErrOrStderr(), "campaign %d approved; watching\n", id)
@@ -178,21 +140,13 @@ func (a *App) transition(name, short string, do func(context.Context, *client.Cl
 		Use:   name + " ID",
 		Short: short,
 		Args:  args(1),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			id, err := parseID(argv[0])
+		RunE: a.byID(0, func(ctx context.Context, c *client.Client, id int64, _ []string) (answer, error) {
+			camp, err := do(ctx, c, id)
 			if err != nil {
-				return err
+				return answer{}, err
 			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			camp, err := do(cmd.Context(), c, id)
-			if err != nil {
-				return err
-			}
-			return a.printCampaign(cmd, camp)
-		},
+			return campaignAnswer(camp), nil
+		}),
 	}
 }
 
@@ -204,12 +158,9 @@ func checked[R interface{ StatusCode() int }](r R, err error, campaign func() *c
 	return campaign(), nil
 }
 
-func (a *App) printCampaign(cmd *cobra.Command, camp *client.Campaign) error {
-	if a.JSON {
-		return printJSON(cmd.OutOrStdout(), camp)
-	}
-	fmt.Fprintf(cmd.OutOrStdout(), "campaign %d (%s): %s\n", camp.Id, camp.Name, camp.Status)
-	return nil
+// campaignAnswer is a campaign as JSON, or its id, name and status in a line.
+func campaignAnswer(camp *client.Campaign) answer {
+	return answer{camp, say("campaign %d (%s): %s", camp.Id, camp.Name, camp.Status)}
 }
 
 func campaignStats(ctx context.Context, c *client.Client, id int64) (*client.CampaignStats, error) {
@@ -244,4 +195,31 @@ func logEnd(ctx context.Context, c *client.Client) (string, error) {
 		}
 		after = *page.JSON200.NextCursor
 	}
+}
+
+// printCampaignFields is `campaigns show` for people: the campaign field by field
+// and the counts of its sends.
+func printCampaignFields(out io.Writer, k *client.Campaign, stats *client.CampaignStats) error {
+	rows := [][]string{
+		{"id", itoa(k.Id)}, {"name", k.Name}, {"status", string(k.Status)}, {"subject", k.Subject},
+		{"from", strings.TrimSpace(k.FromName + " <" + k.FromEmail + ">")},
+		{"created", when(&k.CreatedAt)}, {"approved", when(k.ApprovedAt)}, {"started", when(k.StartedAt)},
+		{"finished", when(k.FinishedAt)}, {"sends", countsText(stats)},
+	}
+	if k.SenderId != nil {
+		rows = append(rows, []string{"sender", itoa(*k.SenderId)})
+	}
+	if k.PoolId != nil {
+		rows = append(rows, []string{"sender pool", itoa(*k.PoolId)})
+	}
+	if k.DeliverAtLocal != nil {
+		rows = append(rows, []string{"delivered at", *k.DeliverAtLocal + " in each recipient's zone"})
+	}
+	if k.SendWindow != nil {
+		rows = append(rows, []string{"send window", windowText(k.SendWindow)})
+	}
+	if k.PausedReason != nil {
+		rows = append(rows, []string{"paused because", *k.PausedReason})
+	}
+	return table(out, []string{"FIELD", "VALUE"}, rows)
 }

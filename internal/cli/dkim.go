@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -31,18 +32,14 @@ func (a *App) dkimCmd() *cobra.Command {
 			if err := client.Check(r, err); err != nil {
 				return err
 			}
-			if a.JSON {
-				return printJSON(cmd.OutOrStdout(), r.JSON200.Data)
-			}
-			rows := make([][]string, 0, len(r.JSON200.Data))
-			for _, k := range r.JSON200.Data {
-				state := "inactive"
-				if k.Active {
-					state = "active since " + when(k.ActivatedAt)
-				}
-				rows = append(rows, []string{itoa(k.Id), k.Selector, string(k.Algorithm), state, when(&k.CreatedAt), k.Record.Name})
-			}
-			return table(cmd.OutOrStdout(), []string{"ID", "SELECTOR", "ALGORITHM", "STATE", "CREATED", "TXT RECORD AT"}, rows)
+			return printList(a, cmd.OutOrStdout(), r.JSON200.Data, []string{"ID", "SELECTOR", "ALGORITHM", "STATE", "CREATED", "TXT RECORD AT"},
+				func(k client.DkimKey) []string {
+					state := "inactive"
+					if k.Active {
+						state = "active since " + when(k.ActivatedAt)
+					}
+					return []string{itoa(k.Id), k.Selector, string(k.Algorithm), state, when(&k.CreatedAt), k.Record.Name}
+				})
 		},
 	}
 
@@ -71,7 +68,7 @@ activate). Without --selector one is made up. Receivers verify Ed25519 less wide
 			if err := client.Check(r, err); err != nil {
 				return err
 			}
-			return a.printDkimKey(cmd, r.JSON201, "created, inactive: publish this record, then activate it")
+			return a.reply(cmd.OutOrStdout(), dkimKeyAnswer(r.JSON201, "created, inactive: publish this record, then activate it"))
 		},
 	}
 	create.Flags().StringVar(&selector, "selector", "", "the selector: one DNS label, unique per domain (default: generated)")
@@ -86,21 +83,13 @@ its record published until mail signed with it is delivered (a few days), then d
 Running processes pick the change up within 30 seconds.`,
 		Example: "  sendonce dkim keys activate news.example.com 4",
 		Args:    args(2),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			id, err := parseID(argv[1])
-			if err != nil {
-				return err
-			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			r, err := c.ActivateDkimKeyWithResponse(cmd.Context(), argv[0], id, nil)
+		RunE: a.byID(1, func(ctx context.Context, c *client.Client, id int64, argv []string) (answer, error) {
+			r, err := c.ActivateDkimKeyWithResponse(ctx, argv[0], id, nil)
 			if err := client.Check(r, err); err != nil {
-				return err
+				return answer{}, err
 			}
-			return a.printDkimKey(cmd, r.JSON200, "active: SMTP senders sign mail from "+argv[0]+" with it")
-		},
+			return dkimKeyAnswer(r.JSON200, "active: SMTP senders sign mail from "+argv[0]+" with it"), nil
+		}),
 	}
 
 	del := &cobra.Command{
@@ -108,38 +97,22 @@ Running processes pick the change up within 30 seconds.`,
 		Short:   "Delete an inactive key (the active one cannot be: activate another first); then remove its record",
 		Example: "  sendonce dkim keys delete news.example.com 3",
 		Args:    args(2),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			id, err := parseID(argv[1])
-			if err != nil {
-				return err
-			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			r, err := c.DeleteDkimKeyWithResponse(cmd.Context(), argv[0], id)
-			if err := client.Check(r, err); err != nil {
-				return err
-			}
-			if !a.JSON {
-				fmt.Fprintf(cmd.OutOrStdout(), "DKIM key %d of %s deleted; its TXT record may go now\n", id, argv[0])
-			}
-			return nil
-		},
+		RunE: a.byID(1, func(ctx context.Context, c *client.Client, id int64, argv []string) (answer, error) {
+			r, err := c.DeleteDkimKeyWithResponse(ctx, argv[0], id)
+			return answer{nil, say("DKIM key %d of %s deleted; its TXT record may go now", id, argv[0])}, client.Check(r, err)
+		}),
 	}
 	keys.AddCommand(list, create, activate, del)
 	cmd.AddCommand(keys)
 	return cmd
 }
 
-// printDkimKey prints a key with the record to publish for it, or the key as JSON.
-func (a *App) printDkimKey(cmd *cobra.Command, k *client.DkimKey, state string) error {
-	if a.JSON {
-		return printJSON(cmd.OutOrStdout(), k)
-	}
-	out := cmd.OutOrStdout()
-	fmt.Fprintf(out, "DKIM key %d of %s (selector %s, %s) %s\n\n", k.Id, k.Domain, k.Selector, k.Algorithm, state)
-	return printRecord(out, k)
+// dkimKeyAnswer is a key with the record to publish for it, or the key as JSON.
+func dkimKeyAnswer(k *client.DkimKey, state string) answer {
+	return answer{k, func(out io.Writer) error {
+		fmt.Fprintf(out, "DKIM key %d of %s (selector %s, %s) %s\n\n", k.Id, k.Domain, k.Selector, k.Algorithm, state)
+		return printRecord(out, k)
+	}}
 }
 
 // printRecord prints a key's TXT record as a zone file line: the value in

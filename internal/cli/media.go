@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -69,14 +70,10 @@ func (a *App) mediaCmd() *cobra.Command {
 				}
 				all = append(all, m)
 			}
-			if a.JSON {
-				return printJSON(cmd.OutOrStdout(), all)
-			}
-			rows := make([][]string, 0, len(all))
-			for _, m := range all {
-				rows = append(rows, []string{itoa(m.Id), m.Name, fmt.Sprintf("%d×%d", m.Width, m.Height), itoa(int64(m.Size)), m.Url})
-			}
-			return table(cmd.OutOrStdout(), []string{"ID", "NAME", "SIZE", "BYTES", "URL"}, rows)
+			return printList(a, cmd.OutOrStdout(), all, []string{"ID", "NAME", "SIZE", "BYTES", "URL"},
+				func(m client.Media) []string {
+					return []string{itoa(m.Id), m.Name, fmt.Sprintf("%d×%d", m.Width, m.Height), itoa(int64(m.Size)), m.Url}
+				})
 		},
 	}
 
@@ -84,25 +81,10 @@ func (a *App) mediaCmd() *cobra.Command {
 		Use:   "delete ID",
 		Short: "Delete an image (refused while a campaign past draft shows it)",
 		Args:  args(1),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			id, err := parseID(argv[0])
-			if err != nil {
-				return err
-			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			resp, err := c.DeleteMediaWithResponse(cmd.Context(), id)
-			if err := client.Check(resp, err); err != nil {
-				return err
-			}
-			if a.JSON {
-				return printJSON(cmd.OutOrStdout(), map[string]any{"id": id, "deleted": true})
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "deleted image %d\n", id)
-			return nil
-		},
+		RunE: a.byID(0, func(ctx context.Context, c *client.Client, id int64, _ []string) (answer, error) {
+			resp, err := c.DeleteMediaWithResponse(ctx, id)
+			return answer{map[string]any{"id": id, "deleted": true}, say("deleted image %d", id)}, client.Check(resp, err)
+		}),
 	}
 	cmd.AddCommand(upload, list, remove)
 	return cmd

@@ -59,6 +59,47 @@ func design(s setOf, path string) (*client.BlockDesign, error) {
 	return &d, nil
 }
 
+// content is what the content flags templates and campaigns share say: the
+// bodies --html-file, --text-file, --markdown and --blocks name, and --layout.
+type content struct {
+	html, text, markdown *string
+	blocks               *client.BlockDesign
+	layout               *int64
+}
+
+// contentFlags reads the content flags that are set; layoutID is --layout's variable.
+func contentFlags(s setOf, htmlFile, textFile, mdFile, blocksFile string, layoutID *int64) (content, error) {
+	var c content
+	var err error
+	if c.html, err = file(s, "html-file", htmlFile); err != nil {
+		return content{}, err
+	}
+	if c.text, err = file(s, "text-file", textFile); err != nil {
+		return content{}, err
+	}
+	if c.markdown, err = file(s, "markdown", mdFile); err != nil {
+		return content{}, err
+	}
+	if c.blocks, err = design(s, blocksFile); err != nil {
+		return content{}, err
+	}
+	if s.has("layout") {
+		c.layout = layoutID
+	}
+	return c, nil
+}
+
+// contentType is the content type the flags choose: markdown or blocks, nil for HTML.
+func contentType[T ~string](c content, markdown, blocks T) *T {
+	switch {
+	case c.markdown != nil:
+		return &markdown
+	case c.blocks != nil:
+		return &blocks
+	}
+	return nil
+}
+
 func need(s setOf, cmd string, names ...string) error {
 	for _, n := range names {
 		if !s.has(n) {
@@ -167,31 +208,24 @@ func (a *App) poolsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			all := []client.SenderPool{}
-			var cursor string
-			for {
-				r, err := c.ListSenderPoolsWithResponse(cmd.Context(), &client.ListSenderPoolsParams{Limit: client.Ptr(500), Cursor: &cursor})
+			all, err := everyPage(func(cursor *string) ([]client.SenderPool, *string, error) {
+				r, err := c.ListSenderPoolsWithResponse(cmd.Context(), &client.ListSenderPoolsParams{Limit: client.Ptr(500), Cursor: cursor})
 				if err := client.Check(r, err); err != nil {
-					return err
+					return nil, nil, err
 				}
-				all = append(all, r.JSON200.Data...)
-				if r.JSON200.NextCursor == nil || *r.JSON200.NextCursor == "" {
-					break
-				}
-				cursor = *r.JSON200.NextCursor
+				return r.JSON200.Data, r.JSON200.NextCursor, nil
+			})
+			if err != nil {
+				return err
 			}
-			if a.JSON {
-				return printJSON(cmd.OutOrStdout(), all)
-			}
-			rows := make([][]string, 0, len(all))
-			for _, p := range all {
-				ids := make([]string, 0, len(p.Senders))
-				for _, s := range p.Senders {
-					ids = append(ids, itoa(s))
-				}
-				rows = append(rows, []string{itoa(p.Id), p.Name, strings.Join(ids, " → "), when(&p.UpdatedAt)})
-			}
-			return table(cmd.OutOrStdout(), []string{"ID", "NAME", "SENDERS (PRIMARY FIRST)", "UPDATED"}, rows)
+			return printList(a, cmd.OutOrStdout(), all, []string{"ID", "NAME", "SENDERS (PRIMARY FIRST)", "UPDATED"},
+				func(p client.SenderPool) []string {
+					ids := make([]string, 0, len(p.Senders))
+					for _, s := range p.Senders {
+						ids = append(ids, itoa(s))
+					}
+					return []string{itoa(p.Id), p.Name, strings.Join(ids, " → "), when(&p.UpdatedAt)}
+				})
 		},
 	})
 	var (
@@ -244,34 +278,12 @@ func (a *App) templatesCmd() *cobra.Command {
 			f.Int64Var(&layoutID, "layout", 0, "the layout id framing the Markdown (default: the account's default layout; 0 on edit: back to it)")
 		},
 		func(cmd *cobra.Command, c *client.Client, s setOf, id int64) (any, int64, string, error) {
-			html, err := file(s, "html-file", htmlFile)
+			cf, err := contentFlags(s, htmlFile, textFile, mdFile, blocksFile, &layoutID)
 			if err != nil {
 				return nil, 0, "", err
 			}
-			text, err := file(s, "text-file", textFile)
-			if err != nil {
-				return nil, 0, "", err
-			}
-			md, err := file(s, "markdown", mdFile)
-			if err != nil {
-				return nil, 0, "", err
-			}
-			blocks, err := design(s, blocksFile)
-			if err != nil {
-				return nil, 0, "", err
-			}
-			var ct *client.TemplateCreateContentType
-			if md != nil {
-				v := client.TemplateCreateContentTypeMarkdown
-				ct = &v
-			} else if blocks != nil {
-				v := client.TemplateCreateContentTypeBlocks
-				ct = &v
-			}
-			var lay *int64
-			if s.has("layout") {
-				lay = &layoutID
-			}
+			ct := contentType(cf, client.TemplateCreateContentTypeMarkdown, client.TemplateCreateContentTypeBlocks)
+			html, text, md, blocks, lay := cf.html, cf.text, cf.markdown, cf.blocks, cf.layout
 			var data *json.RawMessage
 			if s.has("sample-data") {
 				raw := json.RawMessage(sample)
@@ -406,34 +418,12 @@ func (a *App) campaignWriteCommands() []*cobra.Command {
 			f.Int64Var(&pool, "pool", 0, "send through this sender pool id (its first usable sender, failing over to the next)")
 		},
 		func(cmd *cobra.Command, c *client.Client, s setOf, id int64) (any, int64, string, error) {
-			html, err := file(s, "html-file", htmlFile)
+			cf, err := contentFlags(s, htmlFile, textFile, mdFile, blocksFile, &layoutID)
 			if err != nil {
 				return nil, 0, "", err
 			}
-			text, err := file(s, "text-file", textFile)
-			if err != nil {
-				return nil, 0, "", err
-			}
-			md, err := file(s, "markdown", mdFile)
-			if err != nil {
-				return nil, 0, "", err
-			}
-			blocks, err := design(s, blocksFile)
-			if err != nil {
-				return nil, 0, "", err
-			}
-			var ct *client.CampaignCreateContentType
-			if md != nil {
-				v := client.CampaignCreateContentTypeMarkdown
-				ct = &v
-			} else if blocks != nil {
-				v := client.CampaignCreateContentTypeBlocks
-				ct = &v
-			}
-			var lay *int64
-			if s.has("layout") {
-				lay = &layoutID
-			}
+			ct := contentType(cf, client.CampaignCreateContentTypeMarkdown, client.CampaignCreateContentTypeBlocks)
+			html, text, md, blocks, lay := cf.html, cf.text, cf.markdown, cf.blocks, cf.layout
 			var win *client.SendWindow
 			if s.has("window") {
 				if win, err = parseWindow(window); err != nil {
@@ -587,11 +577,7 @@ func (a *App) segmentsCmd() *cobra.Command {
 // segmentMembersCmd is `segments members ID`: who the segment selects now, a
 // page at a time, and how many (exact up to 100,000) on standard error.
 func (a *App) segmentMembersCmd() *cobra.Command {
-	var (
-		limit  int
-		cursor string
-		all    bool
-	)
+	var p paging
 	cmd := &cobra.Command{
 		Use:   "members ID",
 		Short: "List the subscribers a segment selects now, oldest first",
@@ -601,8 +587,8 @@ one page at a time: the next page's --cursor is printed on standard error, with 
 		Example: "  sendonce segments members 3\n  sendonce segments members 3 --all --json | jq -r '.[].email'",
 		Args:    args(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			if limit < 1 || limit > 500 {
-				return Usage(fmt.Errorf("--limit must be 1 to 500"))
+			if err := p.check(); err != nil {
+				return err
 			}
 			id, err := parseID(argv[0])
 			if err != nil {
@@ -616,58 +602,35 @@ one page at a time: the next page's --cursor is printed on standard error, with 
 			if err := client.Check(total, err); err != nil {
 				return err
 			}
-			params := client.ListSegmentSubscribersParams{Limit: client.Ptr(limit)}
-			if cursor != "" {
-				params.Cursor = &cursor
-			}
-			var items []client.Subscriber
-			var next *string
-			for {
-				r, err := c.ListSegmentSubscribersWithResponse(cmd.Context(), id, &params)
+			items, next, err := pages(p, func(cursor *string) ([]client.Subscriber, *string, error) {
+				r, err := c.ListSegmentSubscribersWithResponse(cmd.Context(), id,
+					&client.ListSegmentSubscribersParams{Limit: client.Ptr(p.limit), Cursor: cursor})
 				if err := client.Check(r, err); err != nil {
-					return err
+					return nil, nil, err
 				}
-				items = append(items, r.JSON200.Data...)
-				next = r.JSON200.NextCursor
-				if !all || next == nil || *next == "" {
-					break
-				}
-				params.Cursor = next
-			}
-			if all {
-				next = nil
-			}
-			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			if total.JSON200.Exact {
-				fmt.Fprintf(errOut, "%d members\n", total.JSON200.Count)
-			} else {
-				fmt.Fprintf(errOut, "more than %d members (not counted further)\n", total.JSON200.Count)
-			}
-			if a.JSON {
-				if items == nil {
-					items = []client.Subscriber{}
-				}
-				if all {
-					return printJSON(out, items)
-				}
-				return printJSON(out, client.SubscriberPage{Data: items, NextCursor: next})
-			}
-			rows := make([][]string, 0, len(items))
-			for _, s := range items {
-				rows = append(rows, []string{itoa(s.Id), s.Email, s.Name, string(s.Status), when(&s.CreatedAt)})
-			}
-			if err := table(out, []string{"ID", "EMAIL", "NAME", "STATUS", "CREATED"}, rows); err != nil {
+				return r.JSON200.Data, r.JSON200.NextCursor, nil
+			})
+			if err != nil {
 				return err
 			}
-			if next != nil && *next != "" {
-				fmt.Fprintf(errOut, "more: --cursor %s\n", *next)
+			if total.JSON200.Exact {
+				fmt.Fprintf(cmd.ErrOrStderr(), "%d members\n", total.JSON200.Count)
+			} else {
+				fmt.Fprintf(cmd.ErrOrStderr(), "more than %d members (not counted further)\n", total.JSON200.Count)
 			}
-			return nil
+			return printPages(a, cmd, p, items, next,
+				func(items []client.Subscriber, next *string) any {
+					return client.SubscriberPage{Data: items, NextCursor: next}
+				},
+				[]string{"ID", "EMAIL", "NAME", "STATUS", "CREATED"},
+				func(s client.Subscriber) []string {
+					return []string{itoa(s.Id), s.Email, s.Name, string(s.Status), when(&s.CreatedAt)}
+				})
 		},
 	}
-	cmd.Flags().IntVar(&limit, "limit", 50, "members a page, 1 to 500")
-	cmd.Flags().StringVar(&cursor, "cursor", "", "the page after this cursor (printed after a page)")
-	cmd.Flags().BoolVar(&all, "all", false, "every page")
+	cmd.Flags().IntVar(&p.limit, "limit", 50, "members a page, 1 to 500")
+	cmd.Flags().StringVar(&p.cursor, "cursor", "", "the page after this cursor (printed after a page)")
+	cmd.Flags().BoolVar(&p.all, "all", false, "every page")
 	return cmd
 }
 

@@ -39,11 +39,19 @@ func subscriberRef(ctx context.Context, c *client.Client, ref string) (int64, er
 	return 0, &client.Error{Status: http.StatusNotFound, Problem: client.Problem{Title: "no subscriber " + email}}
 }
 
+// subscriberClient connects and resolves ref, an EMAIL|ID argument.
+func (a *App) subscriberClient(ctx context.Context, ref string) (*client.Client, int64, error) {
+	c, err := a.client()
+	if err != nil {
+		return nil, 0, err
+	}
+	id, err := subscriberRef(ctx, c, ref)
+	return c, id, err
+}
+
 // subscriberRightsCommands are the person's activity, data export and erasure.
 func (a *App) subscriberRightsCommands() []*cobra.Command {
-	var limit int
-	var cursor string
-	var all bool
+	var p paging
 	activity := &cobra.Command{
 		Use:   "activity EMAIL|ID",
 		Short: "Show what happened to a subscriber, newest first, a page at a time",
@@ -54,64 +62,37 @@ error; --all follows every page.`,
 		Example: "  sendonce subscribers activity ada@example.com\n  sendonce subscribers activity 42 --all --json | jq '.[].kind'",
 		Args:    args(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			if limit < 1 || limit > 500 {
-				return Usage(fmt.Errorf("--limit must be 1 to 500"))
+			if err := p.check(); err != nil {
+				return err
 			}
-			c, err := a.client()
+			c, id, err := a.subscriberClient(cmd.Context(), argv[0])
 			if err != nil {
 				return err
 			}
-			id, err := subscriberRef(cmd.Context(), c, argv[0])
-			if err != nil {
-				return err
-			}
-			params := client.GetSubscriberActivityParams{Limit: client.Ptr(limit)}
-			if cursor != "" {
-				params.Cursor = &cursor
-			}
-			var items []client.ActivityItem
-			var next *string
-			for {
-				r, err := c.GetSubscriberActivityWithResponse(cmd.Context(), id, &params)
+			items, next, err := pages(p, func(cursor *string) ([]client.ActivityItem, *string, error) {
+				r, err := c.GetSubscriberActivityWithResponse(cmd.Context(), id,
+					&client.GetSubscriberActivityParams{Limit: client.Ptr(p.limit), Cursor: cursor})
 				if err := client.Check(r, err); err != nil {
-					return err
+					return nil, nil, err
 				}
-				items = append(items, r.JSON200.Data...)
-				next = r.JSON200.NextCursor
-				if !all || next == nil || *next == "" {
-					break
-				}
-				params.Cursor = next
-			}
-			if all {
-				next = nil
-			}
-			out := cmd.OutOrStdout()
-			if a.JSON {
-				if items == nil {
-					items = []client.ActivityItem{}
-				}
-				if all {
-					return printJSON(out, items)
-				}
-				return printJSON(out, client.ActivityPage{Data: items, NextCursor: next})
-			}
-			rows := make([][]string, 0, len(items))
-			for _, it := range items {
-				rows = append(rows, []string{when(&it.At), it.Kind, itoa(it.Id), activityText(it.Data)})
-			}
-			if err := table(out, []string{"AT", "KIND", "ID", "DATA"}, rows); err != nil {
+				return r.JSON200.Data, r.JSON200.NextCursor, nil
+			})
+			if err != nil {
 				return err
 			}
-			if next != nil && *next != "" {
-				fmt.Fprintf(cmd.ErrOrStderr(), "more: --cursor %s\n", *next)
-			}
-			return nil
+			return printPages(a, cmd, p, items, next,
+				func(items []client.ActivityItem, next *string) any {
+					return client.ActivityPage{Data: items, NextCursor: next}
+				},
+				[]string{"AT", "KIND", "ID", "DATA"},
+				func(it client.ActivityItem) []string {
+					return []string{when(&it.At), it.Kind, itoa(it.Id), activityText(it.Data)}
+				})
 		},
 	}
-	activity.Flags().IntVar(&limit, "limit", 50, "page size, 1 to 500")
-	activity.Flags().StringVar(&cursor, "cursor", "", "the next page's cursor, as the previous page printed it")
-	activity.Flags().BoolVar(&all, "all", false, "follow every page")
+	activity.Flags().IntVar(&p.limit, "limit", 50, "page size, 1 to 500")
+	activity.Flags().StringVar(&p.cursor, "cursor", "", "the next page's cursor, as the previous page printed it")
+	activity.Flags().BoolVar(&p.all, "all", false, "follow every page")
 
 	download := &cobra.Command{
 		Use:   "download EMAIL|ID",
@@ -121,11 +102,7 @@ lists, consents with their evidence, and history.`,
 		Example: "  sendonce subscribers download ada@example.com > ada.json",
 		Args:    args(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			id, err := subscriberRef(cmd.Context(), c, argv[0])
+			c, id, err := a.subscriberClient(cmd.Context(), argv[0])
 			if err != nil {
 				return err
 			}
@@ -150,11 +127,7 @@ nothing (exit 2) unless it is.`,
 		Example: "  sendonce subscribers erase ada@example.com\n  sendonce subscribers erase 42 --yes",
 		Args:    args(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			id, err := subscriberRef(cmd.Context(), c, argv[0])
+			c, id, err := a.subscriberClient(cmd.Context(), argv[0])
 			if err != nil {
 				return err
 			}
@@ -222,50 +195,26 @@ the campaign at most once, with the campaign's exclusions applied again. Sends w
 are left alone: the provider may have delivered them.`,
 		Example: "  sendonce campaigns retry-failed 42",
 		Args:    args(1),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			id, err := parseID(argv[0])
-			if err != nil {
-				return err
-			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			r, err := c.RetryFailedCampaignWithResponse(cmd.Context(), id, nil)
+		RunE: a.byID(0, func(ctx context.Context, c *client.Client, id int64, _ []string) (answer, error) {
+			r, err := c.RetryFailedCampaignWithResponse(ctx, id, nil)
 			if err := client.Check(r, err); err != nil {
-				return err
+				return answer{}, err
 			}
-			if a.JSON {
-				return printJSON(cmd.OutOrStdout(), r.JSON200)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "campaign %d: %d failed sends queued again (%s)\n", id, r.JSON200.Requeued, r.JSON200.Campaign.Status)
-			return nil
-		},
+			return answer{r.JSON200, say("campaign %d: %d failed sends queued again (%s)", id, r.JSON200.Requeued, r.JSON200.Campaign.Status)}, nil
+		}),
 	}
 	dup := &cobra.Command{
 		Use:     "duplicate ID",
 		Short:   "Copy a campaign (everything but its sends) into a new draft",
 		Example: "  sendonce campaigns duplicate 42 --json | jq .id",
 		Args:    args(1),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			id, err := parseID(argv[0])
-			if err != nil {
-				return err
-			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			r, err := c.DuplicateCampaignWithResponse(cmd.Context(), id, nil)
+		RunE: a.byID(0, func(ctx context.Context, c *client.Client, id int64, _ []string) (answer, error) {
+			r, err := c.DuplicateCampaignWithResponse(ctx, id, nil)
 			if err := client.Check(r, err); err != nil {
-				return err
+				return answer{}, err
 			}
-			if a.JSON {
-				return printJSON(cmd.OutOrStdout(), r.JSON201)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "duplicated campaign %d as %d %q (%s)\n", id, r.JSON201.Id, r.JSON201.Name, r.JSON201.Status)
-			return nil
-		},
+			return answer{r.JSON201, say("duplicated campaign %d as %d %q (%s)", id, r.JSON201.Id, r.JSON201.Name, r.JSON201.Status)}, nil
+		}),
 	}
 	return []*cobra.Command{retry, dup}
 }
@@ -277,24 +226,12 @@ func (a *App) templateDuplicateCmd() *cobra.Command {
 		Short:   "Copy a template into a new one",
 		Example: "  sendonce templates duplicate 3",
 		Args:    args(1),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			id, err := parseID(argv[0])
-			if err != nil {
-				return err
-			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			r, err := c.DuplicateTemplateWithResponse(cmd.Context(), id, nil)
+		RunE: a.byID(0, func(ctx context.Context, c *client.Client, id int64, _ []string) (answer, error) {
+			r, err := c.DuplicateTemplateWithResponse(ctx, id, nil)
 			if err := client.Check(r, err); err != nil {
-				return err
+				return answer{}, err
 			}
-			if a.JSON {
-				return printJSON(cmd.OutOrStdout(), r.JSON201)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "duplicated template %d as %d %q\n", id, r.JSON201.Id, r.JSON201.Name)
-			return nil
-		},
+			return answer{r.JSON201, say("duplicated template %d as %d %q", id, r.JSON201.Id, r.JSON201.Name)}, nil
+		}),
 	}
 }

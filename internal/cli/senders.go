@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strconv"
@@ -15,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sendonce/sendonce/client"
+	"github.com/sendonce/sendonce/internal/optional"
 )
 
 // sendersCmd creates and edits senders from flags: where mail leaves, its rate,
@@ -208,36 +211,29 @@ func (a *App) senderReadCommands() []*cobra.Command {
 			if err != nil {
 				return err
 			}
-			all := []client.Sender{}
-			var cursor string
-			for {
-				r, err := c.ListSendersWithResponse(cmd.Context(), &client.ListSendersParams{Limit: client.Ptr(500), Cursor: &cursor})
+			all, err := everyPage(func(cursor *string) ([]client.Sender, *string, error) {
+				r, err := c.ListSendersWithResponse(cmd.Context(), &client.ListSendersParams{Limit: client.Ptr(500), Cursor: cursor})
 				if err := client.Check(r, err); err != nil {
-					return err
+					return nil, nil, err
 				}
-				all = append(all, r.JSON200.Data...)
-				if r.JSON200.NextCursor == nil || *r.JSON200.NextCursor == "" {
-					break
-				}
-				cursor = *r.JSON200.NextCursor
+				return r.JSON200.Data, r.JSON200.NextCursor, nil
+			})
+			if err != nil {
+				return err
 			}
-			if a.JSON {
-				return printJSON(cmd.OutOrStdout(), all)
-			}
-			rows := make([][]string, 0, len(all))
-			for _, s := range all {
-				state := "active"
-				if s.PausedReason != nil {
-					state = "paused: " + *s.PausedReason
-				}
-				name := s.Name
-				if s.Default {
-					name += " (default)"
-				}
-				rows = append(rows, []string{itoa(s.Id), name, string(s.Type), state, rateText(s.RatePerSecond),
-					limitsText(s.DomainLimits), warmupTodayText(s)})
-			}
-			return table(cmd.OutOrStdout(), []string{"ID", "NAME", "TYPE", "STATE", "RATE", "DOMAIN LIMITS", "WARM-UP TODAY"}, rows)
+			return printList(a, cmd.OutOrStdout(), all, []string{"ID", "NAME", "TYPE", "STATE", "RATE", "DOMAIN LIMITS", "WARM-UP TODAY"},
+				func(s client.Sender) []string {
+					state := "active"
+					if s.PausedReason != nil {
+						state = "paused: " + *s.PausedReason
+					}
+					name := s.Name
+					if s.Default {
+						name += " (default)"
+					}
+					return []string{itoa(s.Id), name, string(s.Type), state, rateText(s.RatePerSecond),
+						limitsText(s.DomainLimits), warmupTodayText(s)}
+				})
 		},
 	}
 	show := &cobra.Command{
@@ -245,41 +241,13 @@ func (a *App) senderReadCommands() []*cobra.Command {
 		Short:   "Show a sender: settings, rate, domain limits, its warm-up plan and today's place in it",
 		Example: "  sendonce senders show 3",
 		Args:    args(1),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			id, err := parseID(argv[0])
-			if err != nil {
-				return err
-			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			r, err := c.GetSenderWithResponse(cmd.Context(), id)
+		RunE: a.byID(0, func(ctx context.Context, c *client.Client, id int64, _ []string) (answer, error) {
+			r, err := c.GetSenderWithResponse(ctx, id)
 			if err := client.Check(r, err); err != nil {
-				return err
+				return answer{}, err
 			}
-			s := r.JSON200
-			if a.JSON {
-				return printJSON(cmd.OutOrStdout(), s)
-			}
-			var settings []string
-			b, _ := json.Marshal(s.Settings)
-			var m map[string]any
-			_ = json.Unmarshal(b, &m)
-			for _, k := range slices.Sorted(maps.Keys(m)) {
-				settings = append(settings, fmt.Sprintf("%s: %v", k, m[k]))
-			}
-			rows := [][]string{
-				{"id", itoa(s.Id)}, {"name", s.Name}, {"type", string(s.Type)}, {"default", strconv.FormatBool(s.Default)},
-				{"settings", strings.Join(settings, ", ")}, {"credentials", credentialsText(s.CredentialsHint)},
-				{"rate", rateText(s.RatePerSecond)}, {"domain limits", limitsText(s.DomainLimits)},
-				{"warm-up", warmupPlanText(s.Warmup)}, {"warm-up today", warmupTodayText(*s)},
-			}
-			if s.PausedReason != nil {
-				rows = append(rows, []string{"paused because", *s.PausedReason})
-			}
-			return table(cmd.OutOrStdout(), []string{"FIELD", "VALUE"}, rows)
-		},
+			return answer{r.JSON200, func(out io.Writer) error { return printSender(out, r.JSON200) }}, nil
+		}),
 	}
 	return []*cobra.Command{list, show}
 }
@@ -297,7 +265,7 @@ func limitsText(limits []client.SenderDomainLimit) string {
 	}
 	parts := make([]string, 0, len(limits))
 	for _, l := range limits {
-		key := deref(l.Domain)
+		key := optional.Value(l.Domain)
 		if l.Group != nil {
 			key = string(*l.Group)
 		}
@@ -350,4 +318,25 @@ func credentialsText(hint string) string {
 		return "none"
 	}
 	return "stored, ending " + hint
+}
+
+// printSender is a sender for people, field by field.
+func printSender(out io.Writer, s *client.Sender) error {
+	var settings []string
+	b, _ := json.Marshal(s.Settings)
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		settings = append(settings, fmt.Sprintf("%s: %v", k, m[k]))
+	}
+	rows := [][]string{
+		{"id", itoa(s.Id)}, {"name", s.Name}, {"type", string(s.Type)}, {"default", strconv.FormatBool(s.Default)},
+		{"settings", strings.Join(settings, ", ")}, {"credentials", credentialsText(s.CredentialsHint)},
+		{"rate", rateText(s.RatePerSecond)}, {"domain limits", limitsText(s.DomainLimits)},
+		{"warm-up", warmupPlanText(s.Warmup)}, {"warm-up today", warmupTodayText(*s)},
+	}
+	if s.PausedReason != nil {
+		rows = append(rows, []string{"paused because", *s.PausedReason})
+	}
+	return table(out, []string{"FIELD", "VALUE"}, rows)
 }

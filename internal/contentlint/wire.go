@@ -1,13 +1,17 @@
 package contentlint
 
-import "github.com/sendonce/sendonce/api"
+import (
+	"github.com/sendonce/sendonce/api"
+
+	"github.com/sendonce/sendonce/internal/optional"
+)
 
 // API is Lint in the wire types of api/, as the HTTP API calls it.
 type API struct{}
 
 // Lint answers what Lint finds in the content of in.
 func (API) Lint(in api.LintRequest) api.LintResult {
-	c := Content{Kind: Campaign, Subject: in.Subject, HTML: deref(in.Html), Text: deref(in.Text)}
+	c := Content{Kind: Campaign, Subject: in.Subject, HTML: optional.Value(in.Html), Text: optional.Value(in.Text)}
 	if in.Kind != nil {
 		c.Kind = Kind(*in.Kind)
 	}
@@ -21,12 +25,4 @@ func (API) Lint(in api.LintRequest) api.LintResult {
 		out.Findings = append(out.Findings, lf)
 	}
 	return out
-}
-
-// deref is *p, or "" when p is nil.
-func deref(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/sendonce/sendonce/api"
+	"github.com/sendonce/sendonce/internal/optional"
 )
 
 // API is the Service in the wire types of api/, as the HTTP API calls it.
@@ -25,7 +26,7 @@ func (a API) List(ctx context.Context, accountID int64, domain string) ([]api.Dk
 
 // Create adds a key for domain, inactive (Service.Create).
 func (a API) Create(ctx context.Context, accountID int64, domain string, in api.DkimKeyCreate) (api.DkimKey, error) {
-	return wire(a.Service.Create(ctx, accountID, domain, unset(in.Selector), string(unset(in.Algorithm))))
+	return wire(a.Service.Create(ctx, accountID, domain, optional.String(in.Selector), optional.String(in.Algorithm)))
 }
 
 // Activate makes key id the one domain's mail is signed with (Service.Activate).
@@ -52,12 +53,4 @@ func toAPIDkimKey(k KeyInfo) api.DkimKey {
 		Active: k.Active, ActivatedAt: k.ActivatedAt, CreatedAt: k.CreatedAt}
 	out.Record.Type, out.Record.Name, out.Record.Value = "TXT", k.RecordName, k.RecordValue
 	return out
-}
-
-// unset is the domain's value of an optional wire field: "" when absent.
-func unset[T ~string](p *T) string {
-	if p == nil {
-		return ""
-	}
-	return string(*p)
 }

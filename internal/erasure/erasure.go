@@ -27,6 +27,7 @@ import (
 	"github.com/sendonce/sendonce/internal/address"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/event"
+	"github.com/sendonce/sendonce/internal/optional"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
 	"github.com/sendonce/sendonce/internal/suppression"
@@ -335,8 +336,8 @@ func (s *Service) scrubEvents(ctx context.Context, p person, maxID int64, sends 
 	}
 	for after := int64(0); after < maxID; after += s.Window {
 		n, err := q.ErasureEventsScrub(ctx, store.ErasureEventsScrubParams{Pattern: p.pattern, AfterID: after,
-			UptoID: after + s.Window, AccountID: p.accountID, SendIds: nonNil(sends.idTexts),
-			MessageIds: nonNil(msgs.toTexts), SubscriberID: sub})
+			UptoID: after + s.Window, AccountID: p.accountID, SendIds: optional.NonNil(sends.idTexts),
+			MessageIds: optional.NonNil(msgs.toTexts), SubscriberID: sub})
 		if err != nil {
 			return fmt.Errorf("erase events: %w", err)
 		}
@@ -352,7 +353,7 @@ func (s *Service) scrubHits(ctx context.Context, p person, maxID int64, sends pe
 	q := store.New(s.pool)
 	for after := int64(0); after < maxID; after += s.Window {
 		n, err := q.ErasureHitsScrub(ctx, store.ErasureHitsScrubParams{AfterID: after, UptoID: after + s.Window,
-			AccountID: p.accountID, SendIds: nonNil(sends.ids), MessageIds: nonNil(msgs.to)})
+			AccountID: p.accountID, SendIds: optional.NonNil(sends.ids), MessageIds: optional.NonNil(msgs.to)})
 		if err != nil {
 			return fmt.Errorf("erase tracking hits: %w", err)
 		}
@@ -475,13 +476,6 @@ func chunks[T any](size int, all []T) [][]T {
 		all = all[n:]
 	}
 	return out
-}
-
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
 }
 
 func fromStore(e store.Erasure) Result {

@@ -10,6 +10,7 @@ import (
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/attachment"
 	"github.com/sendonce/sendonce/internal/campaign"
+	"github.com/sendonce/sendonce/internal/optional"
 )
 
 func toAPICampaign(c campaign.Campaign) api.Campaign {
@@ -48,7 +49,7 @@ func fromAPISendWindow(w *api.SendWindow) *campaign.SendWindow {
 	if w == nil {
 		return nil
 	}
-	out := &campaign.SendWindow{Start: w.Start, End: w.End, TimeZone: deref(w.TimeZone), Days: make([]string, len(w.Days))}
+	out := &campaign.SendWindow{Start: w.Start, End: w.End, TimeZone: optional.Value(w.TimeZone), Days: make([]string, len(w.Days))}
 	for i, d := range w.Days {
 		out.Days[i] = string(d)
 	}
@@ -100,7 +101,7 @@ func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := checkLists(r, deref(in.ListIds)); err != nil {
+	if err := checkLists(r, optional.Value(in.ListIds)); err != nil {
 		return err
 	}
 	c, err := s.Campaigns.Create(r.Context(), accountID(r), campaign.Fields{
@@ -109,7 +110,7 @@ func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request) error {
 		AmbiguousPolicy: policyPtr(in.AmbiguousPolicy), TemplateID: in.TemplateId, SegmentID: in.SegmentId, SenderID: in.SenderId, PoolID: in.PoolId,
 		TrackClicks: in.TrackClicks, TrackOpens: in.TrackOpens, Archive: in.Archive,
 		Attachments: attachment.FromAPI(in.Attachments),
-		ContentType: enumString(in.ContentType), Markdown: in.Markdown, Blocks: raw(in.Blocks), LayoutID: in.LayoutId, DeliverAtLocal: in.DeliverAtLocal,
+		ContentType: optional.AsString(in.ContentType), Markdown: in.Markdown, Blocks: raw(in.Blocks), LayoutID: in.LayoutId, DeliverAtLocal: in.DeliverAtLocal,
 		SendWindow: fromAPISendWindow(in.SendWindow),
 	})
 	if err != nil {
@@ -168,7 +169,7 @@ func (s *Server) updateCampaign(w http.ResponseWriter, r *http.Request) error {
 		AmbiguousPolicy: policyPtr(in.AmbiguousPolicy), TemplateID: in.TemplateId, SegmentID: in.SegmentId, SenderID: in.SenderId, PoolID: in.PoolId,
 		TrackClicks: in.TrackClicks, TrackOpens: in.TrackOpens, Archive: in.Archive,
 		Attachments: attachment.FromAPI(in.Attachments),
-		ContentType: enumString(in.ContentType), Markdown: in.Markdown, Blocks: raw(in.Blocks), LayoutID: in.LayoutId, DeliverAtLocal: in.DeliverAtLocal,
+		ContentType: optional.AsString(in.ContentType), Markdown: in.Markdown, Blocks: raw(in.Blocks), LayoutID: in.LayoutId, DeliverAtLocal: in.DeliverAtLocal,
 		SendWindow: fromAPISendWindow(in.SendWindow), ClearSendWindow: nulls["send_window"],
 	})
 	if err != nil {

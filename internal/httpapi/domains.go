@@ -9,6 +9,7 @@ import (
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/campaign"
+	"github.com/sendonce/sendonce/internal/optional"
 )
 
 // DomainChecker checks sending domains' SPF, DKIM and DMARC in api types
@@ -91,7 +92,7 @@ func (s *Server) checkDomain(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if active != "" && in.DkimSelector == nil && deref(in.DkimDomain) == "" {
+	if active != "" && in.DkimSelector == nil && optional.Value(in.DkimDomain) == "" {
 		selectors = []string{active}
 	}
 	out, err := s.Domains.Check(r.Context(), d, in, kind, selectors)

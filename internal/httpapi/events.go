@@ -12,6 +12,7 @@ import (
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/event"
+	"github.com/sendonce/sendonce/internal/optional"
 )
 
 func toAPIEventEndpoint(e event.Endpoint) api.EventEndpoint {
@@ -49,7 +50,7 @@ func wireEventTypes(ts []string) []api.EventType {
 }
 
 func toAPIEventDelivery(d event.Delivery) api.EventDelivery {
-	return api.EventDelivery{Id: d.ID, EventIds: nonNil(d.EventIDs), Batch: d.Batch,
+	return api.EventDelivery{Id: d.ID, EventIds: optional.NonNil(d.EventIDs), Batch: d.Batch,
 		Status: api.EventDeliveryStatus(d.Status), Attempts: d.Attempts, NextAttemptAt: d.NextAttemptAt,
 		LastStatusCode: d.StatusCode, LastError: d.Error, LastLatencyMs: d.LatencyMS, LastAttemptAt: d.LastAttemptAt,
 		DeliveredAt: d.DeliveredAt, CreatedAt: d.CreatedAt}

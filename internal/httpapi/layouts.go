@@ -16,15 +16,6 @@ type Layouts interface {
 	Delete(ctx context.Context, accountID, id int64) error
 }
 
-// enumString reads an optional enum of the wire types as a string.
-func enumString[T ~string](p *T) *string {
-	if p == nil {
-		return nil
-	}
-	s := string(*p)
-	return &s
-}
-
 func (s *Server) listLayouts(w http.ResponseWriter, r *http.Request) error {
 	p, err := parsePage(r, "layouts")
 	if err != nil {

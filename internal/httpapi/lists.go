@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/sendonce/sendonce/api"
+	"github.com/sendonce/sendonce/internal/optional"
 	"github.com/sendonce/sendonce/internal/subscriber"
 )
 
@@ -12,14 +13,6 @@ func toAPIList(l subscriber.List) api.List {
 		Optin: api.ListOptin(l.Optin), Public: l.Public, Language: l.Language, OptinFromEmail: l.OptinFromEmail,
 		OptinFromName: l.OptinFromName, OptinTemplateId: l.OptinTemplateID,
 		CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt}
-}
-
-func deref[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
 }
 
 func (s *Server) listLists(w http.ResponseWriter, r *http.Request) error {
@@ -44,9 +37,9 @@ func (s *Server) createList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	l, err := s.Subscribers.CreateList(r.Context(), accountID(r), in.Name, deref(in.Description), subscriber.ListOptin{
-		Optin: string(deref(in.Optin)), Public: deref(in.Public), Language: deref(in.Language),
-		OptinFromEmail: deref(in.OptinFromEmail), OptinFromName: deref(in.OptinFromName), OptinTemplateID: in.OptinTemplateId})
+	l, err := s.Subscribers.CreateList(r.Context(), accountID(r), in.Name, optional.Value(in.Description), subscriber.ListOptin{
+		Optin: string(optional.Value(in.Optin)), Public: optional.Value(in.Public), Language: optional.Value(in.Language),
+		OptinFromEmail: optional.Value(in.OptinFromEmail), OptinFromName: optional.Value(in.OptinFromName), OptinTemplateID: in.OptinTemplateId})
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/optional"
 	"github.com/sendonce/sendonce/internal/transactional"
 )
 
@@ -26,7 +27,7 @@ func toAPIMessage(m transactional.Message) api.Message {
 	}
 	return api.Message{Id: m.ID, IdempotencyKey: m.IdempotencyKey, Category: api.MessageCategory(m.Category), Subject: m.Subject,
 		To: m.To, ToName: m.ToName, From: m.From, FromName: m.FromName, ReplyTo: m.ReplyTo, TemplateId: m.TemplateID,
-		ReplyToList: replyTo, Cc: nonNilStrings(m.Cc), Bcc: nonNilStrings(m.Bcc), Attachments: atts,
+		ReplyToList: replyTo, Cc: optional.NonNil(m.Cc), Bcc: optional.NonNil(m.Bcc), Attachments: atts,
 		SenderId: m.SenderID, PoolId: m.PoolID,
 		Tags: tags, SendAt: m.SendAt, Status: api.SendStatus(m.Status), Attempts: m.Attempts,
 		ProviderMessageId: m.ProviderMessageID, LastError: m.LastError, Feedback: m.Feedback, SentAt: m.SentAt,
@@ -73,7 +74,7 @@ func toRequest(in api.MessageCreate) transactional.Request {
 	if in.Attachments != nil {
 		for _, a := range *in.Attachments {
 			req.Attachments = append(req.Attachments, transactional.Attachment{Filename: a.Filename, Content: a.Content,
-				ContentType: deref(a.ContentType), ContentID: deref(a.ContentId)})
+				ContentType: optional.Value(a.ContentType), ContentID: optional.Value(a.ContentId)})
 		}
 	}
 	if in.Category != nil {
@@ -200,11 +201,4 @@ func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) error {
 		out.Data[i] = toAPIMessage(x)
 	}
 	return encode(w, http.StatusOK, out)
-}
-
-func nonNilStrings(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/optional"
 	"github.com/sendonce/sendonce/internal/postgres"
 )
 
@@ -78,7 +79,7 @@ func readSignup(w http.ResponseWriter, r *http.Request, form bool) (signupForm, 
 				"Content-Type must be application/x-www-form-urlencoded, multipart/form-data or application/json")
 		}
 		in, err := decodeChecked[api.SignupRequest](w, r, signupBodyLimit)
-		return signupForm{Email: in.Email, Name: deref(in.Name), Website: deref(in.Website), ListIDs: in.ListIds}, err
+		return signupForm{Email: in.Email, Name: optional.Value(in.Name), Website: optional.Value(in.Website), ListIDs: in.ListIds}, err
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, signupBodyLimit)
 	if err := parseFormBody(r, signupBodyLimit); err != nil {

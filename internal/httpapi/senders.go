@@ -8,14 +8,6 @@ import (
 	"github.com/sendonce/sendonce/internal/campaign"
 )
 
-// nonNil answers an absent list as an empty one: the spec's arrays are never null.
-func nonNil[T any](xs []T) []T {
-	if xs == nil {
-		return []T{}
-	}
-	return xs
-}
-
 // Senders manages the accounts' senders and sender pools in api types
 // (sender.API); KindFor is the Service's own.
 type Senders interface {

@@ -23,6 +23,7 @@ import (
 	"github.com/sendonce/sendonce/internal/audit"
 	"github.com/sendonce/sendonce/internal/blocks"
 	"github.com/sendonce/sendonce/internal/markdown"
+	"github.com/sendonce/sendonce/internal/optional"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/render"
 	"github.com/sendonce/sendonce/internal/store"
@@ -340,8 +341,10 @@ func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Layout
 	if err := colours(&f); err != nil {
 		return Layout{}, err
 	}
-	row := store.Layout{Name: deref(f.Name), Html: deref(f.HTML), Text: deref(f.Text), Header: deref(f.Header), Footer: deref(f.Footer),
-		BrandPrimary: deref(f.BrandPrimary), BrandBackground: deref(f.BrandBackground), BrandText: deref(f.BrandText), BrandLink: deref(f.BrandLink)}
+	row := store.Layout{Name: optional.Value(f.Name), Html: optional.Value(f.HTML), Text: optional.Value(f.Text),
+		Header: optional.Value(f.Header), Footer: optional.Value(f.Footer),
+		BrandPrimary: optional.Value(f.BrandPrimary), BrandBackground: optional.Value(f.BrandBackground),
+		BrandText: optional.Value(f.BrandText), BrandLink: optional.Value(f.BrandLink)}
 	row.Name = strings.TrimSpace(row.Name)
 	if err := check(row); err != nil {
 		return Layout{}, err
@@ -469,11 +472,4 @@ func (s *Service) Delete(ctx context.Context, accountID, id int64) error {
 		return err
 	})
 	return err
-}
-
-func deref(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
 }

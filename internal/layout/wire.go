@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/sendonce/sendonce/api"
+	"github.com/sendonce/sendonce/internal/optional"
 )
 
 // API is the Service in the wire types of api/, as the HTTP API calls it.
@@ -46,17 +47,9 @@ func wire(l Layout, err error) (api.Layout, error) {
 
 func toAPILayout(l Layout) api.Layout {
 	return api.Layout{Id: l.ID, Name: l.Name, Html: l.HTML, Text: l.Text, Header: l.Header, Footer: l.Footer,
-		Brand: api.LayoutBrand{Primary: nonEmpty(l.Brand.Primary), Background: nonEmpty(l.Brand.Background),
-			Text: nonEmpty(l.Brand.Text), Link: nonEmpty(l.Brand.Link)},
+		Brand: api.LayoutBrand{Primary: optional.NonZero(l.Brand.Primary), Background: optional.NonZero(l.Brand.Background),
+			Text: optional.NonZero(l.Brand.Text), Link: optional.NonZero(l.Brand.Link)},
 		Default: l.Default, CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt}
-}
-
-// nonEmpty is s, or nil when s is empty (left out of the JSON).
-func nonEmpty(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }
 
 // fields are the Fields of a create or an update.

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sendonce/sendonce/client"
+	"github.com/sendonce/sendonce/internal/optional"
 )
 
 // Page sizes: a listing returns at most maxLimit items (defaultLimit when the
@@ -38,7 +39,7 @@ func New(c *client.Client, version string) *mcp.Server {
 			"dashboard or with `sendonce campaigns approve`.",
 	})
 	t := tools{c: c}
-	read := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false)}
+	read := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: optional.Of(false)}
 
 	mcp.AddTool(s, &mcp.Tool{Name: "get_account", Annotations: read,
 		Description: "The account the API key belongs to: id, name, unsubscribe scope, four-eyes rule."}, t.getAccount)
@@ -62,7 +63,7 @@ func New(c *client.Client, version string) *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{Name: "list_segments", Annotations: read,
 		Description: "One page of the account's segments (saved audience filters) with their rules."}, t.listSegments)
 	mcp.AddTool(s, &mcp.Tool{Name: "draft_campaign",
-		Annotations: &mcp.ToolAnnotations{Title: "Draft a campaign", DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
+		Annotations: &mcp.ToolAnnotations{Title: "Draft a campaign", DestructiveHint: optional.Of(false), OpenWorldHint: optional.Of(false)},
 		Description: "Create a campaign as a draft (status draft): nothing is sent, scheduled or approved. A person " +
 			"reviews and approves it in the dashboard or with `sendonce campaigns approve ID`. Give the content " +
 			"(subject with html and/or text, Go templates over {{.Name}}, {{.Email}}, {{.Attributes.x}}) or a " +
@@ -135,5 +136,3 @@ func next(c *string) string {
 	}
 	return *c
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sendonce/sendonce/client"
+	"github.com/sendonce/sendonce/internal/optional"
 )
 
 // The tools' inputs and outputs. Their JSON schemas, which the client sees, are
@@ -286,7 +287,7 @@ func (t tools) getSubscriber(ctx context.Context, _ *mcp.CallToolRequest, in get
 	}
 	want := strings.ToLower(strings.TrimSpace(in.Email))
 	// The listing filters on a prefix: the exact address is among its matches.
-	for s, err := range t.c.Subscribers.Iter(ctx, client.ListSubscribersParams{Email: &want, Limit: ptr(maxLimit)}) {
+	for s, err := range t.c.Subscribers.Iter(ctx, client.ListSubscribersParams{Email: &want, Limit: optional.Of(maxLimit)}) {
 		if err != nil {
 			return nil, subscriber{}, apiError(err)
 		}

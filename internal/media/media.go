@@ -23,6 +23,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/audit"
+	"github.com/sendonce/sendonce/internal/optional"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/quota"
 	"github.com/sendonce/sendonce/internal/store"
@@ -222,14 +223,7 @@ func (s *Service) List(ctx context.Context, accountID int64, beforeID *int64, li
 func errInUse(campaigns, messages []int64) error {
 	return &apperr.Error{Code: apperr.Conflict,
 		Message: "campaigns past draft or stored messages show this image (their archive and web view keep showing it); it cannot be deleted",
-		Extra:   map[string]any{"campaign_ids": nonNil(campaigns), "message_ids": nonNil(messages)}}
-}
-
-func nonNil(ids []int64) []int64 {
-	if ids == nil {
-		return []int64{}
-	}
-	return ids
+		Extra:   map[string]any{"campaign_ids": optional.NonNil(campaigns), "message_ids": optional.NonNil(messages)}}
 }
 
 // Delete removes the account's image id unless a campaign past draft or a

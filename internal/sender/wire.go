@@ -8,6 +8,7 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 
 	"github.com/sendonce/sendonce/api"
+	"github.com/sendonce/sendonce/internal/optional"
 	"github.com/sendonce/sendonce/internal/pacing"
 )
 
@@ -50,7 +51,7 @@ func (a API) Verify(ctx context.Context, accountID, id int64) (api.SenderVerifyR
 	if err != nil {
 		return api.SenderVerifyResult{}, err
 	}
-	return api.SenderVerifyResult{Ok: res.OK, Message: res.Message, Step: ifSet[api.SenderVerifyResultStep](res.Step)}, nil
+	return api.SenderVerifyResult{Ok: res.OK, Message: res.Message, Step: optional.NonZero(api.SenderVerifyResultStep(res.Step))}, nil
 }
 
 // CreatePool adds a sender pool (Service.CreatePool).
@@ -96,39 +97,13 @@ func wirePool(p Pool, err error) (api.SenderPool, error) {
 }
 
 func toAPISenderPool(p Pool) api.SenderPool {
-	return api.SenderPool{Id: p.ID, Name: p.Name, Senders: nonNil(p.Senders), CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
-}
-
-// nonNil answers an absent list as an empty one: the spec's arrays are never null.
-func nonNil[T any](xs []T) []T {
-	if xs == nil {
-		return []T{}
-	}
-	return xs
-}
-
-// ifSet is a pointer to s, or nil for "": the domain's empty string is the wire's
-// absent field.
-func ifSet[T ~string](s string) *T {
-	if s == "" {
-		return nil
-	}
-	v := T(s)
-	return &v
-}
-
-// unset is the domain's value of an optional wire field: "" when absent.
-func unset[T ~string](p *T) string {
-	if p == nil {
-		return ""
-	}
-	return string(*p)
+	return api.SenderPool{Id: p.ID, Name: p.Name, Senders: optional.NonNil(p.Senders), CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
 }
 
 func toAPISender(s Sender) api.Sender {
 	out := api.Sender{Id: s.ID, Name: s.Name, Type: api.SenderType(s.Type), Settings: toAPISenderSettings(s.Settings),
 		CredentialsHint: s.CredentialsHint, RatePerSecond: s.RatePerSecond, MaxConnections: s.MaxConnections,
-		AllowedFrom: nonNil(s.AllowedFrom), Default: s.Default, Idempotent: s.Idempotent,
+		AllowedFrom: optional.NonNil(s.AllowedFrom), Default: s.Default, Idempotent: s.Idempotent,
 		PausedReason: s.PausedReason, PausedAt: s.PausedAt, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 		DomainLimits: toAPIDomainLimits(s.DomainLimits), Warmup: toAPIWarmup(s.Warmup)}
 	if d := s.WarmupToday; d != nil {
@@ -141,7 +116,7 @@ func toAPISender(s Sender) api.Sender {
 func toAPIDomainLimits(in []pacing.DomainLimit) []api.SenderDomainLimit {
 	out := make([]api.SenderDomainLimit, len(in))
 	for i, l := range in {
-		out[i] = api.SenderDomainLimit{Group: ifSet[api.SenderDomainLimitGroup](l.Group), Domain: ifSet[string](l.Domain),
+		out[i] = api.SenderDomainLimit{Group: optional.NonZero(api.SenderDomainLimitGroup(l.Group)), Domain: optional.NonZero(l.Domain),
 			PerSecond: l.PerSecond}
 	}
 	return out
@@ -151,7 +126,7 @@ func toAPIWarmup(w *pacing.Warmup) *api.SenderWarmup {
 	if w == nil {
 		return nil
 	}
-	out := &api.SenderWarmup{Preset: ifSet[api.SenderWarmupPreset](w.Preset)}
+	out := &api.SenderWarmup{Preset: optional.NonZero(api.SenderWarmupPreset(w.Preset))}
 	out.Start.Time, _ = time.Parse(time.DateOnly, w.Start)
 	if len(w.Caps) > 0 {
 		caps := slices.Clone(w.Caps)
@@ -166,7 +141,7 @@ func domainLimits(in *[]api.SenderDomainLimit) []pacing.DomainLimit {
 	}
 	out := make([]pacing.DomainLimit, len(*in))
 	for i, l := range *in {
-		out[i] = pacing.DomainLimit{Group: unset(l.Group), Domain: unset(l.Domain), PerSecond: l.PerSecond}
+		out[i] = pacing.DomainLimit{Group: optional.String(l.Group), Domain: optional.String(l.Domain), PerSecond: l.PerSecond}
 	}
 	return out
 }
@@ -175,7 +150,7 @@ func warmup(in *api.SenderWarmup) *pacing.Warmup {
 	if in == nil {
 		return nil
 	}
-	out := &pacing.Warmup{Preset: unset(in.Preset), Start: in.Start.Format(time.DateOnly)}
+	out := &pacing.Warmup{Preset: optional.String(in.Preset), Start: in.Start.Format(time.DateOnly)}
 	if in.Caps != nil {
 		out.Caps = slices.Clone(*in.Caps)
 	}
@@ -183,11 +158,11 @@ func warmup(in *api.SenderWarmup) *pacing.Warmup {
 }
 
 func toAPISenderSettings(s Settings) api.SenderSettings {
-	out := api.SenderSettings{Host: ifSet[string](s.Host), Security: ifSet[api.SenderSettingsSecurity](s.Security),
-		Username: ifSet[string](s.Username), Url: ifSet[string](s.URL), Endpoint: ifSet[string](s.Endpoint),
-		Region: ifSet[string](s.Region), Domain: ifSet[string](s.Domain), MessageStream: ifSet[string](s.MessageStream),
-		ConfigurationSet: ifSet[string](s.ConfigurationSet), DkimSign: s.DKIMSign,
-		BounceDomain: ifSet[string](s.BounceDomain)}
+	out := api.SenderSettings{Host: optional.NonZero(s.Host), Security: optional.NonZero(api.SenderSettingsSecurity(s.Security)),
+		Username: optional.NonZero(s.Username), Url: optional.NonZero(s.URL), Endpoint: optional.NonZero(s.Endpoint),
+		Region: optional.NonZero(s.Region), Domain: optional.NonZero(s.Domain), MessageStream: optional.NonZero(s.MessageStream),
+		ConfigurationSet: optional.NonZero(s.ConfigurationSet), DkimSign: s.DKIMSign,
+		BounceDomain: optional.NonZero(s.BounceDomain)}
 	if s.Port != 0 {
 		out.Port = &s.Port
 	}
@@ -198,10 +173,10 @@ func senderSettings(in *api.SenderSettings) Settings {
 	if in == nil {
 		return Settings{}
 	}
-	out := Settings{Host: unset(in.Host), Security: unset(in.Security), Username: unset(in.Username),
-		URL: unset(in.Url), Endpoint: unset(in.Endpoint), Region: unset(in.Region), Domain: unset(in.Domain),
-		MessageStream: unset(in.MessageStream), ConfigurationSet: unset(in.ConfigurationSet), DKIMSign: in.DkimSign,
-		BounceDomain: unset(in.BounceDomain)}
+	out := Settings{Host: optional.String(in.Host), Security: optional.String(in.Security), Username: optional.String(in.Username),
+		URL: optional.String(in.Url), Endpoint: optional.String(in.Endpoint), Region: optional.String(in.Region), Domain: optional.String(in.Domain),
+		MessageStream: optional.String(in.MessageStream), ConfigurationSet: optional.String(in.ConfigurationSet), DKIMSign: in.DkimSign,
+		BounceDomain: optional.String(in.BounceDomain)}
 	if in.Port != nil {
 		out.Port = *in.Port
 	}
@@ -212,9 +187,9 @@ func senderCredentials(in *api.SenderCredentials) *Credentials {
 	if in == nil {
 		return nil
 	}
-	return &Credentials{Password: unset(in.Password), Authorization: unset(in.Authorization),
-		APIKey: unset(in.ApiKey), ServerToken: unset(in.ServerToken), AccessKeyID: unset(in.AccessKeyId),
-		SecretAccessKey: unset(in.SecretAccessKey)}
+	return &Credentials{Password: optional.String(in.Password), Authorization: optional.String(in.Authorization),
+		APIKey: optional.String(in.ApiKey), ServerToken: optional.String(in.ServerToken), AccessKeyID: optional.String(in.AccessKeyId),
+		SecretAccessKey: optional.String(in.SecretAccessKey)}
 }
 
 func senderInput(in api.SenderCreate) Input {

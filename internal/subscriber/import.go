@@ -17,6 +17,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/address"
 	"github.com/sendonce/sendonce/internal/apperr"
+	"github.com/sendonce/sendonce/internal/optional"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/quota"
 	"github.com/sendonce/sendonce/internal/store"
@@ -133,11 +134,11 @@ func ParseCSV(r io.Reader, charset string) ([]ImportRow, []Rejection, error) {
 			case "name":
 				// An empty cell keeps the existing name, as an empty status keeps the status.
 				if v != "" {
-					row.Name = ptr(v)
+					row.Name = optional.Of(v)
 				}
 			case "status":
 				if v != "" {
-					row.Status = ptr(v)
+					row.Status = optional.Of(v)
 				}
 			case "attributes":
 				if strings.TrimSpace(v) == "" {
@@ -167,8 +168,6 @@ func ParseCSV(r io.Reader, charset string) ([]ImportRow, []Rejection, error) {
 	}
 	return rows, rejected, nil
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // rowTextReason says why a row holds text that may not be stored ("" when none),
 // whichever parser made it.

@@ -17,6 +17,7 @@ import (
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/attachment"
 	"github.com/sendonce/sendonce/internal/layout"
+	"github.com/sendonce/sendonce/internal/optional"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/render"
@@ -175,13 +176,6 @@ func (s *Service) withAttachments(ctx context.Context, accountID int64, t Templa
 	return t, err
 }
 
-func val(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
-}
-
 // Create stores a template after checking it.
 func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Template, error) {
 	if err := s.normalize(&f); err != nil {
@@ -190,8 +184,8 @@ func (s *Service) Create(ctx context.Context, accountID int64, f Fields) (Templa
 	if f.SampleData == nil {
 		f.SampleData = json.RawMessage(`{}`)
 	}
-	arg := store.TemplateCreateParams{AccountID: accountID, Name: val(f.Name), Subject: val(f.Subject),
-		Html: val(f.HTML), Text: val(f.Text), Language: val(f.Language), SampleData: f.SampleData,
+	arg := store.TemplateCreateParams{AccountID: accountID, Name: optional.Value(f.Name), Subject: optional.Value(f.Subject),
+		Html: optional.Value(f.HTML), Text: optional.Value(f.Text), Language: optional.Value(f.Language), SampleData: f.SampleData,
 		TrackClicks: f.TrackClicks != nil && *f.TrackClicks}
 	c := content{Type: "html"}
 	if err := c.apply(f.change()); err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sendonce/sendonce/api"
 	"github.com/sendonce/sendonce/internal/attachment"
+	"github.com/sendonce/sendonce/internal/optional"
 	"github.com/sendonce/sendonce/internal/render"
 )
 
@@ -29,7 +30,7 @@ func (a API) List(ctx context.Context, accountID, afterID int64, limit int) ([]a
 func (a API) Create(ctx context.Context, accountID int64, in api.TemplateCreate) (api.Template, error) {
 	return wire(a.Service.Create(ctx, accountID, Fields{Name: &in.Name, Subject: &in.Subject,
 		HTML: in.Html, Text: in.Text, Language: in.Language, SampleData: raw(in.SampleData), TrackClicks: in.TrackClicks,
-		Attachments: attachment.FromAPI(in.Attachments), ContentType: enumString(in.ContentType), Markdown: in.Markdown, Blocks: raw(in.Blocks), LayoutID: in.LayoutId}))
+		Attachments: attachment.FromAPI(in.Attachments), ContentType: optional.AsString(in.ContentType), Markdown: in.Markdown, Blocks: raw(in.Blocks), LayoutID: in.LayoutId}))
 }
 
 // Get returns one template (Service.Get).
@@ -42,7 +43,7 @@ func (a API) Get(ctx context.Context, accountID, id int64) (api.Template, error)
 func (a API) Update(ctx context.Context, accountID, id int64, in api.TemplateUpdate) (api.Template, error) {
 	return wire(a.Service.Update(ctx, accountID, id, Fields{Name: in.Name, Subject: in.Subject,
 		HTML: in.Html, Text: in.Text, Language: in.Language, SampleData: raw(in.SampleData), TrackClicks: in.TrackClicks,
-		Attachments: attachment.FromAPI(in.Attachments), ContentType: enumString(in.ContentType), Markdown: in.Markdown, Blocks: raw(in.Blocks), LayoutID: in.LayoutId}))
+		Attachments: attachment.FromAPI(in.Attachments), ContentType: optional.AsString(in.ContentType), Markdown: in.Markdown, Blocks: raw(in.Blocks), LayoutID: in.LayoutId}))
 }
 
 // Duplicate copies a template, attachments included, as a new one (Service.Duplicate).
@@ -72,8 +73,8 @@ func (a API) Preview(ctx context.Context, accountID int64, in api.TemplatePrevie
 	if in.Name != nil {
 		p.Name = *in.Name
 	}
-	html, text := deref(in.Html), deref(in.Text)
-	if ct := enumString(in.ContentType); ct != nil || in.Markdown != nil || in.Blocks != nil || in.LayoutId != nil {
+	html, text := optional.Value(in.Html), optional.Value(in.Text)
+	if ct := optional.AsString(in.ContentType); ct != nil || in.Markdown != nil || in.Blocks != nil || in.LayoutId != nil {
 		ch := Change{Type: ct, Markdown: in.Markdown, Blocks: raw(in.Blocks), LayoutID: in.LayoutId, HTMLGiven: in.Html != nil || in.Text != nil}
 		var err error
 		if html, text, err = a.ComposeUnsaved(ctx, accountID, ch, html, text); err != nil {
@@ -114,22 +115,6 @@ func toAPIDesign(d json.RawMessage) *api.BlockDesign {
 func raw(p *json.RawMessage) json.RawMessage {
 	if p == nil {
 		return nil
-	}
-	return *p
-}
-
-// enumString reads an optional enum of the wire types as a string.
-func enumString[T ~string](p *T) *string {
-	if p == nil {
-		return nil
-	}
-	s := string(*p)
-	return &s
-}
-
-func deref(p *string) string {
-	if p == nil {
-		return ""
 	}
 	return *p
 }

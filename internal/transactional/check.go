@@ -12,6 +12,7 @@ import (
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/attachment"
 	"github.com/sendonce/sendonce/internal/layout"
+	"github.com/sendonce/sendonce/internal/optional"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/render"
@@ -178,7 +179,7 @@ func (s *Service) check(ctx context.Context, accountID int64, key string, in Req
 			return c, err
 		}
 	default:
-		c.subject, c.html, c.text = *in.Subject, deref(in.HTML), deref(in.Text)
+		c.subject, c.html, c.text = *in.Subject, optional.Value(in.HTML), optional.Value(in.Text)
 		if strings.TrimSpace(c.html) == "" && strings.TrimSpace(c.text) == "" {
 			return c, apperr.Invalidf("/html", "a message needs an html or a text part")
 		}
@@ -248,13 +249,6 @@ func (s *Service) checkSender(ctx context.Context, accountID int64, senderID, po
 		return apperr.Invalidf("/sender_id", "sender %d not found", *senderID)
 	}
 	return err
-}
-
-func deref(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
 }
 
 func checkHeaders(in map[string]string) ([]header, error) {

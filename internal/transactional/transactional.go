@@ -21,6 +21,7 @@ import (
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/attachment"
 	"github.com/sendonce/sendonce/internal/idempotency"
+	"github.com/sendonce/sendonce/internal/optional"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/provider"
 	"github.com/sendonce/sendonce/internal/quota"
@@ -282,7 +283,7 @@ func insert(ctx context.Context, tx pgx.Tx, accountID int64, key string, in Requ
 		RequestHash: hash, Category: c.category, ToEmail: c.to, ToName: in.ToName, FromEmail: c.from,
 		FromName: in.FromName, ReplyTo: c.replyTo, Subject: c.subject, Html: c.html, Text: c.text, Data: c.data,
 		TemplateID: in.TemplateID, Headers: headers, Tags: c.tags, SendAt: in.SendAt, SenderID: in.SenderID, PoolID: in.PoolID,
-		Cc: nonNil(c.cc), Bcc: nonNil(c.bcc), ReplyToMore: nonNil(c.moreReplyTo), AttachmentCount: int16(len(c.attachments)),
+		Cc: optional.NonNil(c.cc), Bcc: optional.NonNil(c.bcc), ReplyToMore: optional.NonNil(c.moreReplyTo), AttachmentCount: int16(len(c.attachments)),
 		TrackClicks: c.trackClicks, TrackOpens: c.trackOpens})
 	if postgres.NoRows(err) {
 		prev, err := q.MessageByKey(ctx, store.MessageByKeyParams{AccountID: accountID, IdempotencyKey: key})
@@ -431,13 +432,6 @@ func (s *Service) attachments(ctx context.Context, accountID, id int64, n int16)
 			ContentID: a.ContentID, Size: int(a.Size), SHA256: hex.EncodeToString(a.Sha256)}
 	}
 	return out, nil
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }
 
 // Filter narrows a listing; nil fields do not filter.

@@ -10,6 +10,7 @@ import (
 	"github.com/sendonce/sendonce/internal/address"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/event"
+	"github.com/sendonce/sendonce/internal/optional"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
 	"github.com/sendonce/sendonce/internal/suppression"
@@ -212,7 +213,7 @@ func (s *Service) Apply(ctx context.Context, accountID int64, source, origin str
 				fb := string(e.Kind)
 				if _, err := q.SendRecordFeedback(ctx, store.SendRecordFeedbackParams{
 					Feedback: &fb, Now: &now, AccountID: accountID,
-					JobID: nonEmpty(e.JobID), ProviderMessageID: nonEmpty(e.ProviderMessageID),
+					JobID: optional.NonZero(e.JobID), ProviderMessageID: optional.NonZero(e.ProviderMessageID),
 				}); err != nil {
 					return fmt.Errorf("record feedback on send: %w", err)
 				}
@@ -271,11 +272,4 @@ func messageKey(e Event) string {
 		return "job:" + e.JobID
 	}
 	return "event:" + e.ID
-}
-
-func nonEmpty(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/sendonce/sendonce/api"
+	"github.com/sendonce/sendonce/internal/optional"
 )
 
 // API is the Service in the wire types of api/, as the HTTP API calls it.
@@ -26,7 +27,7 @@ func (a API) Deliver(ctx context.Context, source string, endpointID int64, h htt
 
 // Create adds an endpoint; its credentials are in this answer only (Service.Create).
 func (a API) Create(ctx context.Context, accountID int64, in api.WebhookEndpointCreate) (api.WebhookEndpointWithCredentials, error) {
-	create := CreateInput{Source: string(in.Source), Name: unset(in.Name), Secret: unset(in.Secret)}
+	create := CreateInput{Source: string(in.Source), Name: optional.String(in.Name), Secret: optional.String(in.Secret)}
 	if in.TopicArns != nil {
 		create.TopicARNs = *in.TopicArns
 	}
@@ -61,7 +62,7 @@ func (a API) Get(ctx context.Context, accountID, id int64) (api.WebhookEndpoint,
 
 // Rotate replaces an endpoint's secret (Service.Rotate).
 func (a API) Rotate(ctx context.Context, accountID, id int64, in api.WebhookEndpointRotate) (api.WebhookEndpointWithCredentials, error) {
-	rotate := RotateInput{Secret: unset(in.Secret)}
+	rotate := RotateInput{Secret: optional.String(in.Secret)}
 	if in.GraceSeconds != nil {
 		g := int64(*in.GraceSeconds)
 		rotate.GraceSeconds = &g
@@ -88,22 +89,6 @@ func toAPIWebhookEndpointWithCredentials(e Endpoint, c Credentials) api.WebhookE
 		TopicArns: ep.TopicArns, PreviousSecretExpiresAt: ep.PreviousSecretExpiresAt, SubscribeUrl: ep.SubscribeUrl,
 		CreatedAt: ep.CreatedAt}
 	out.Credentials.Secret, out.Credentials.Username, out.Credentials.Password =
-		ifSet(c.Secret), ifSet(c.Username), ifSet(c.Password)
+		optional.NonZero(c.Secret), optional.NonZero(c.Username), optional.NonZero(c.Password)
 	return out
-}
-
-// unset is the value of an optional string field, "" when absent.
-func unset[T ~string](p *T) string {
-	if p == nil {
-		return ""
-	}
-	return string(*p)
-}
-
-// ifSet is an optional string field: absent when "".
-func ifSet(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }
