@@ -29,7 +29,8 @@ import (
 // Provider is what the executor needs of an email provider.
 type Provider interface {
 	// Send hands one message over and returns the provider's message id. Errors are
-	// classified with provider.ClassOf.
+	// classified with provider.ClassOf. A campaign message's HTML and Text are the
+	// worker's reused buffers, valid only until Send returns (provider.Provider).
 	Send(ctx context.Context, m provider.Message) (string, error)
 	// Idempotent reports whether the provider drops a second message with the same
 	// idempotency key (JobID); only then is replaying an in-flight send safe.

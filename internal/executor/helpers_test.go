@@ -61,7 +61,7 @@ func (f *fakeProvider) Send(ctx context.Context, m provider.Message) (string, er
 	}
 	f.mu.Lock()
 	f.accepted[m.JobID]++
-	f.order = append(f.order, m)
+	f.order = append(f.order, m.Clone()) // m borrows the worker's buffer until Send returns
 	f.mu.Unlock()
 	return "pid-" + m.JobID, nil
 }

@@ -57,6 +57,9 @@ type result struct {
 // started are set aside to be released.
 func (e *Executor) work() {
 	defer e.workers.Done()
+	// The worker's campaign messages are rendered into bufs, reused from one to
+	// the next: the provider reads them until Send returns (render.BuildInto).
+	var bufs render.Buffers
 	for {
 		j, ok := e.nextJob()
 		if !ok {
@@ -70,7 +73,8 @@ func (e *Executor) work() {
 			e.jobDone()
 			continue
 		}
-		res := e.send(e.sendCtx, j)
+		res := e.sendWith(e.sendCtx, j, &bufs)
+		bufs.Trim()
 		res.campaign = j.campaign
 		e.results <- res
 		e.jobDone()
@@ -133,6 +137,12 @@ func (e *Executor) stopping() bool {
 
 // send renders, builds and sends one message and classifies the outcome.
 func (e *Executor) send(ctx context.Context, j job) result {
+	return e.sendWith(ctx, j, new(render.Buffers))
+}
+
+// sendWith is send rendering a campaign message into bufs, whose bytes the
+// message borrows until the provider's Send returns; nothing of it is kept after.
+func (e *Executor) sendWith(ctx context.Context, j job, bufs *render.Buffers) result {
 	r := j.row
 	// The lease began at claim; the worker may start much later (waiting for a
 	// slot, an SMTP connection). A send that could outlive the lease may race a
@@ -150,7 +160,7 @@ func (e *Executor) send(ctx context.Context, j job) result {
 	err := e.sequenceEvent(ctx, &j, deadline)
 	var msg provider.Message
 	if err == nil {
-		msg, err = e.build(j)
+		msg, err = e.buildWith(j, bufs)
 	}
 	if pe, ok := provider.AsError(err); ok && pe.Class == provider.Temporary {
 		// What the message carries could not be read (its attachments): nothing
@@ -304,6 +314,12 @@ func (e *Executor) sequenceEvent(ctx context.Context, j *job, deadline time.Time
 // build renders the campaign for the recipient and assembles the provider message
 // (keyed Message-ID, List-Unsubscribe headers) with internal/render.
 func (e *Executor) build(j job) (provider.Message, error) {
+	return e.buildWith(j, nil)
+}
+
+// buildWith is build rendering a campaign message into bufs (render.BuildInto:
+// valid until bufs is used again); with nil bufs, into strings of its own.
+func (e *Executor) buildWith(j job, bufs *render.Buffers) (provider.Message, error) {
 	if j.message != nil {
 		m, err := e.cfg.Transactional.BuildMessage(*j.message)
 		m.SendID = j.row.ID // a message's Return-Path names its send row as a campaign's does
@@ -320,8 +336,13 @@ func (e *Executor) build(j job) (provider.Message, error) {
 		links.Click, links.Open, links.WebView = e.cfg.Tracking(r.AccountID, c.ID, r.ID, tmpl.NumLinks(),
 			c.TrackClicks, c.TrackOpens)
 	}
-	m, err := tmpl.Build(render.Recipient{JobID: r.JobID, Email: r.Email, Name: r.Name, Attributes: r.Attributes,
-		Event: j.event}, links)
+	rc := render.Recipient{JobID: r.JobID, Email: r.Email, Name: r.Name, Attributes: r.Attributes, Event: j.event}
+	var m provider.Message
+	if bufs != nil {
+		m, err = tmpl.BuildInto(bufs, rc, links)
+	} else {
+		m, err = tmpl.Build(rc, links)
+	}
 	m.Attachments = e.encoded.Attach(c.ID, c.files)
 	m.SendID = r.ID // a sender with a bounce domain names the row in its Return-Path
 	return m, err

@@ -60,7 +60,7 @@ func (p *midSendProvider) Send(_ context.Context, m provider.Message) (string, e
 	}
 	p.mu.Lock()
 	p.byTo[strings.ToLower(m.To)]++
-	p.sample = m
+	p.sample = m.Clone()
 	p.mu.Unlock()
 	return "pid-" + m.JobID, nil
 }

@@ -27,7 +27,7 @@ func (f *fakeSender) Send(_ context.Context, m provider.Message) (string, error)
 	if strings.HasPrefix(m.To, "bounce") {
 		return "", &provider.Error{Class: provider.Permanent, Code: 550, Err: errors.New("mailbox unavailable at mx.internal.example")}
 	}
-	f.sent = append(f.sent, m)
+	f.sent = append(f.sent, m.Clone())
 	return "pm-" + m.To, nil
 }
 

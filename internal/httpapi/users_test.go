@@ -35,7 +35,7 @@ type mailbox struct {
 func (m *mailbox) Send(_ context.Context, msg provider.Message) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.msgs = append(m.msgs, msg)
+	m.msgs = append(m.msgs, msg.Clone())
 	return msg.JobID, nil
 }
 

@@ -68,7 +68,10 @@ func (s *Server) bodyLimit(next http.Handler) http.Handler {
 }
 
 // bodyLimitOf is the largest body r may carry: the import has its own limit,
-// and so has a message, whose attachments travel in base64.
+// and so has a message, whose attachments travel in base64, and a layout, whose
+// four fields of up to 512 KiB each (escaped in JSON) are more than
+// SENDONCE_MAX_BODY_BYTES: under it, a field over its limit would answer 413
+// for the body, not 422 naming the field.
 func (s *Server) bodyLimitOf(r *http.Request) int64 {
 	switch {
 	case r.URL.Path == importPath:
@@ -79,7 +82,9 @@ func (s *Server) bodyLimitOf(r *http.Request) int64 {
 		r.URL.Path == campaignsPath && r.Method == http.MethodPost,
 		isOnePath(r.URL.Path, campaignsPath) && r.Method == http.MethodPatch,
 		r.URL.Path == templatesPath && r.Method == http.MethodPost,
-		isOnePath(r.URL.Path, templatesPath) && r.Method == http.MethodPatch:
+		isOnePath(r.URL.Path, templatesPath) && r.Method == http.MethodPatch,
+		r.URL.Path == layoutsPath && r.Method == http.MethodPost,
+		isOnePath(r.URL.Path, layoutsPath) && r.Method == http.MethodPatch:
 		if s.opts.MessageMaxBodyBytes > 0 {
 			return s.opts.MessageMaxBodyBytes
 		}
@@ -89,11 +94,13 @@ func (s *Server) bodyLimitOf(r *http.Request) int64 {
 }
 
 // messagesPath (POST), campaignsPath and templatesPath (POST, and PATCH of one)
-// take bodies that may hold 10 MB of attachments.
+// take bodies that may hold 10 MB of attachments; layoutsPath (POST, PATCH of
+// one) bodies of four fields of up to 512 KiB each.
 const (
 	messagesPath  = "/v1/messages"
 	campaignsPath = "/v1/campaigns"
 	templatesPath = "/v1/templates"
+	layoutsPath   = "/v1/layouts"
 )
 
 // isOnePath reports whether p is collection/{id}.

@@ -169,8 +169,22 @@ func check(l store.Layout) error {
 	return nil
 }
 
-// repointTo names ptr in a render error about the html template.
+// repointTo names the layout's field ptr (/header, /footer) in a render error
+// about the html template of a fragment rendered on its own.
 func repointTo(err error, ptr string) error {
+	return rename(err, map[string]string{"/html_template": ptr})
+}
+
+// repoint names a layout's fields in a render error about the framed sample.
+func repoint(err error) error {
+	return rename(err, map[string]string{"/html_template": "/html", "/text_template": "/text"})
+}
+
+// rename moves the fields of a render error to the layout's fields in to (render
+// pointer → layout pointer), and makes their text name the layout's field (html,
+// text, header, footer) rather than the "html template" or "text template" that
+// render checked.
+func rename(err error, to map[string]string) error {
 	e, ok := err.(*apperr.Error)
 	if !ok {
 		return err
@@ -178,7 +192,11 @@ func repointTo(err error, ptr string) error {
 	out := *e
 	out.Fields = nil
 	for _, f := range e.Fields {
-		if f.Pointer == "/html_template" {
+		if ptr, ok := to[f.Pointer]; ok {
+			f.Detail = fieldText(f.Detail, f.Pointer, ptr)
+			if out.Message == e.Message {
+				out.Message = fieldText(e.Message, f.Pointer, ptr)
+			}
 			f.Pointer = ptr
 		}
 		out.Fields = append(out.Fields, f)
@@ -186,24 +204,19 @@ func repointTo(err error, ptr string) error {
 	return &out
 }
 
-// repoint names a layout's fields in a render error.
-func repoint(err error) error {
-	e, ok := err.(*apperr.Error)
+// fieldText is msg, render's text about the template at pointer from, naming the
+// layout's field at pointer to instead ("html template does not execute: html:1:7:
+// …" → "footer does not execute: footer:1:7: …").
+func fieldText(msg, from, to string) string {
+	part, field := strings.TrimSuffix(from[1:], "_template"), to[1:]
+	rest, ok := strings.CutPrefix(msg, part+" template")
 	if !ok {
-		return err
+		return msg
 	}
-	out := *e
-	out.Fields = nil
-	for _, f := range e.Fields {
-		switch f.Pointer {
-		case "/html_template":
-			f.Pointer = "/html"
-		case "/text_template":
-			f.Pointer = "/text"
-		}
-		out.Fields = append(out.Fields, f)
+	if part != field {
+		rest = strings.NewReplacer(" "+part+":", " "+field+":", `"`+part+`"`, `"`+field+`"`).Replace(rest)
 	}
-	return &out
+	return field + rest
 }
 
 // frame puts a body in l (nil: no layout): its header and footer in their

@@ -96,7 +96,8 @@ type Logged struct {
 }
 
 func (b *Inbox) add(m Message) {
-	m.HTML, m.Text = truncate(m.HTML), truncate(m.Text)
+	// Its own copy: m's parts may be the sender's buffer, reused once Send returns.
+	m.HTML, m.Text = strings.Clone(truncate(m.HTML)), strings.Clone(truncate(m.Text))
 	m.Headers = append([]Header(nil), m.Headers...)
 	b.mu.Lock()
 	defer b.mu.Unlock()

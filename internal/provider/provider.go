@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -19,6 +20,11 @@ type Provider interface {
 	// Send hands one message to the provider and returns the provider's id for it
 	// (the job id when the provider gives none). A failure is an *Error whose Class
 	// says whether to retry.
+	//
+	// m's HTML and Text may be the bytes of a buffer its caller reuses for the
+	// next message once Send returns (the executor's campaign sends,
+	// render.BuildInto): Send reads them only until it returns, and anything that
+	// keeps m, or a part of its HTML or Text, after that keeps m.Clone().
 	Send(ctx context.Context, m Message) (providerMessageID string, err error)
 	// Idempotent reports whether sending the same JobID twice delivers once, so an
 	// ambiguous or interrupted send may be repeated.
@@ -40,8 +46,10 @@ type Message struct {
 	To        string // bare address
 	ToName    string
 	Subject   string
-	HTML      string
-	Text      string
+	// HTML and Text may be a reused buffer's bytes, valid only until Send
+	// returns (Provider.Send).
+	HTML string
+	Text string
 	// ReturnPath is the envelope sender (SMTP MAIL FROM, where bounces go) when
 	// it is not From: a VERP address naming the send (internal/bounce).
 	ReturnPath string
@@ -61,6 +69,13 @@ type Message struct {
 	// Attachments are files carried with the message, in order. A campaign's are
 	// shared by every recipient's Message: providers must not modify them.
 	Attachments []Attachment
+}
+
+// Clone returns m with its own copy of HTML and Text, which a Message handed to
+// Send may borrow from its caller's buffer only until Send returns.
+func (m Message) Clone() Message {
+	m.HTML, m.Text = strings.Clone(m.HTML), strings.Clone(m.Text)
+	return m
 }
 
 // ReplyToAll returns ReplyTo and MoreReplyTo as one list (nil when none).

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -166,11 +167,57 @@ func (b *Builder) Prepare(c Campaign) (*Prepared, error) {
 // a template does not execute for this recipient, exceeds a limit, or when both
 // bodies render blank: a permanent failure for this recipient.
 func (p *Prepared) Build(r Recipient, links Links) (provider.Message, error) {
-	rendered, err := p.tpl.render(r, Data{UnsubscribeURL: links.HTTPS, WebViewURL: links.WebView})
+	return p.build(nil, r, links)
+}
+
+// Buffers are one sender's output buffers, reused by BuildInto from one message
+// to the next.
+type Buffers struct {
+	out     bytes.Buffer // the rendered parts
+	tracked bytes.Buffer // the HTML with its links tracked
+}
+
+// maxKeptBuffer is the largest buffer Trim keeps for the next message.
+const maxKeptBuffer = 1 << 20
+
+// Trim lets go of a buffer grown over 1 MiB by a large message, so that a
+// sender keeps at most that much between messages.
+func (b *Buffers) Trim() {
+	for _, buf := range []*bytes.Buffer{&b.out, &b.tracked} {
+		if buf.Cap() > maxKeptBuffer {
+			*buf = bytes.Buffer{}
+		}
+	}
+}
+
+// BuildInto is Build writing the message's HTML and text into bufs rather than
+// into a fresh string of each message: the returned Message's HTML and Text are
+// bufs' bytes, valid only until bufs is used again (the next BuildInto), so the
+// message must be sent (provider.Provider's Send reads them only until it
+// returns) before the next is built, and anything that keeps it longer keeps
+// m.Clone(). One goroutine's bufs, one message at a time.
+func (p *Prepared) BuildInto(bufs *Buffers, r Recipient, links Links) (provider.Message, error) {
+	return p.build(bufs, r, links)
+}
+
+func (p *Prepared) build(bufs *Buffers, r Recipient, links Links) (provider.Message, error) {
+	var out *bytes.Buffer
+	if bufs != nil {
+		out = &bufs.out
+	}
+	rendered, err := p.tpl.renderTo(out, r, Data{UnsubscribeURL: links.HTTPS, WebViewURL: links.WebView})
 	if err != nil {
 		return provider.Message{}, err
 	}
-	rendered.HTML = p.track(rendered.HTML, links)
+	switch {
+	case !p.tracks(rendered.HTML, links):
+	case bufs == nil:
+		rendered.HTML = p.track(rendered.HTML, links)
+	default:
+		bufs.tracked.Reset()
+		p.trackInto(&bufs.tracked, rendered.HTML, links)
+		rendered.HTML = aliasOf(&bufs.tracked)
+	}
 	if isBlank(rendered.HTML) && isBlank(rendered.Text) {
 		return provider.Message{}, apperr.Invalidf("/html_template", "the message renders with no body")
 	}

@@ -15,6 +15,7 @@ import (
 	"sync"
 	texttemplate "text/template"
 	"text/template/parse"
+	"unsafe"
 
 	"github.com/sendonce/sendonce/internal/apperr"
 )
@@ -139,7 +140,7 @@ func Parse(subject, html, text string) (*Templates, error) {
 		for i, s := range t.static {
 			if s != nil {
 				r.buf.Reset()
-				if err := r.execute(i, Data{}); err != nil {
+				if err := r.execute(&r.buf, i, Data{}); err != nil {
 					return nil, err
 				}
 				*s = r.buf.String()
@@ -216,6 +217,13 @@ func (t *Templates) RenderArchive() (Rendered, error) {
 // render executes the templates for rc; d carries the links (and Archive), its
 // recipient fields are rc's.
 func (t *Templates) render(rc Recipient, d Data) (Rendered, error) {
+	return t.renderTo(nil, rc, d)
+}
+
+// renderTo is render; with dst, the HTML and text are written into dst (reset
+// first) and the returned ones are dst's bytes, not a copy: valid until dst is
+// written again. The subject is always its own string.
+func (t *Templates) renderTo(dst *bytes.Buffer, rc Recipient, d Data) (Rendered, error) {
 	d.Email, d.Name, d.Attributes, d.Event = rc.Email, rc.Name, nil, nil
 	if t.usesAttrs || d.Archive {
 		attrs, err := decodeAttrs(rc.Attributes, t.attrKeys)
@@ -238,28 +246,37 @@ func (t *Templates) render(rc Recipient, d Data) (Rendered, error) {
 	defer t.renderers.Put(r)
 	r.steps = MaxSteps
 	// The parts are rendered one after another into one buffer and copied out as
-	// one string, which the three parts then share.
-	r.buf.Reset()
+	// one string, which the three parts then share (or, into dst, not copied).
+	buf := &r.buf
+	if dst != nil {
+		buf = dst
+	}
+	buf.Reset()
 	var bounds [parts][2]int
 	for i := range parts {
 		if t.static[i] == nil {
-			start := r.buf.Len()
+			start := buf.Len()
 			var err error
 			if pl := t.plain[i]; pl != nil {
-				r.out = limitWriter{w: &r.buf, left: maxOutput[i]}
+				r.out = limitWriter{w: buf, left: maxOutput[i]}
 				if err = pl.execute(&r.out, &d); err != nil {
 					err = execError(i, err)
 				}
 			} else {
-				err = r.execute(i, d)
+				err = r.execute(buf, i, d)
 			}
 			if err != nil {
 				return Rendered{}, err
 			}
-			bounds[i] = [2]int{start, r.buf.Len()}
+			bounds[i] = [2]int{start, buf.Len()}
 		}
 	}
-	all := r.buf.String()
+	var all string
+	if dst != nil {
+		all = aliasOf(dst)
+	} else {
+		all = buf.String()
+	}
 	var out [parts]string
 	for i := range parts {
 		if s := t.static[i]; s != nil {
@@ -270,8 +287,20 @@ func (t *Templates) render(rc Recipient, d Data) (Rendered, error) {
 	}
 	if t.static[partSubject] == nil {
 		out[partSubject] = foldSubject(out[partSubject])
+		if dst != nil {
+			out[partSubject] = strings.Clone(out[partSubject])
+		}
 	}
 	return Rendered{Subject: out[partSubject], HTML: out[partHTML], Text: out[partText]}, nil
+}
+
+// aliasOf is b's bytes as a string without copying them: valid only while b is
+// not written again (BuildInto's contract).
+func aliasOf(b *bytes.Buffer) string {
+	if b.Len() == 0 {
+		return ""
+	}
+	return unsafe.String(unsafe.SliceData(b.Bytes()), b.Len())
 }
 
 // foldSubject makes a subject one header line: runs of white space (a newline a
@@ -332,9 +361,9 @@ func must(t *texttemplate.Template, err error) *texttemplate.Template {
 	return t
 }
 
-// execute renders one part at the end of the renderer's buffer under the output limit.
-func (r *renderer) execute(part int, d Data) error {
-	r.out = limitWriter{w: &r.buf, left: maxOutput[part]}
+// execute renders one part at the end of buf under the output limit.
+func (r *renderer) execute(buf *bytes.Buffer, part int, d Data) error {
+	r.out = limitWriter{w: buf, left: maxOutput[part]}
 	var err error
 	switch part {
 	case partSubject:

@@ -116,14 +116,32 @@ const honeypotStyle = `display:none;max-height:0;overflow:hidden;mso-hide:all`
 // skips comments and the raw text of <script> and <style>, and reads the href of
 // each <a> and <area> as the HTML tokenizer would.
 func (p *Prepared) track(body string, l Links) string {
+	if !p.tracks(body, l) {
+		return body
+	}
+	var b strings.Builder
+	p.trackInto(&b, body, l)
+	return b.String()
+}
+
+// tracks reports whether track changes body.
+func (p *Prepared) tracks(body string, l Links) bool {
+	return ((p.links != nil && l.Click != nil) || l.Open != "") && body != ""
+}
+
+// trackWriter is where trackInto writes: a strings.Builder, or the reused
+// bytes.Buffer of BuildInto.
+type trackWriter interface {
+	Grow(n int)
+	WriteString(s string) (int, error)
+}
+
+// trackInto writes track's rewrite of body to b (tracks(body, l) must be true).
+func (p *Prepared) trackInto(b trackWriter, body string, l Links) {
 	click := l.Click
 	if p.links == nil {
 		click = nil
 	}
-	if (click == nil && l.Open == "") || body == "" {
-		return body
-	}
-	var b strings.Builder
 	b.Grow(len(body) + 256 + 80*len(p.links))
 	last := 0 // body[:last] is written
 	if click != nil {
@@ -186,7 +204,6 @@ func (p *Prepared) track(body string, l Links) string {
 		b.WriteString(`" width="1" height="1" alt="" style="display:block;border:0;width:1px;height:1px">`)
 	}
 	b.WriteString(body[tailAt:])
-	return b.String()
 }
 
 // hasTagPrefix reports whether s starts with the start tag <name followed by

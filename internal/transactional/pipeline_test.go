@@ -42,7 +42,7 @@ func (r *recorder) Idempotent() bool { return r.idempotent }
 func (r *recorder) Send(ctx context.Context, m provider.Message) (string, error) {
 	r.mu.Lock()
 	r.calls[m.JobID]++
-	r.order = append(r.order, m)
+	r.order = append(r.order, m.Clone())
 	r.mu.Unlock()
 	if r.next == nil {
 		return "pid-" + m.JobID, nil
