@@ -163,7 +163,10 @@ func TestHTTPTimeoutAfterWriteIsAmbiguous(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(release) })
-	p, err := provider.NewHTTP(provider.HTTPSettings{URL: srv.URL, Timeout: 50 * time.Millisecond})
+	// The deadline must fall after the request is written: 50 ms was at times
+	// spent dialling and writing on a loaded machine (then the timeout is, rightly,
+	// Temporary). Two seconds is forty times what that took at worst.
+	p, err := provider.NewHTTP(provider.HTTPSettings{URL: srv.URL, Timeout: 2 * time.Second})
 	require.NoError(t, err)
 	_, err = p.Send(context.Background(), testMessage("campaign:1:2"))
 	require.Equal(t, provider.Ambiguous, provider.ClassOf(err), "%v", err)
