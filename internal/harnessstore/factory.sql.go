@@ -13,26 +13,35 @@ import (
 
 const factoryCampaign = `-- name: FactoryCampaign :one
 INSERT INTO campaigns (account_id, name, subject, from_email, html_template, text_template, status, list_ids,
-                       archive, sender_id, scheduled_for, approved_at, started_at)
+                       archive, sender_id, scheduled_for, approved_at, started_at, language, ambiguous_policy,
+                       segment_id, deliver_at_local, ab_mode, ab_variants)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8::bigint[],
-        $9, $10, $11, $12, $13)
+        $9, $10, $11, $12, $13,
+        $14, $15, $16, $17, $18,
+        $19)
 RETURNING id
 `
 
 type FactoryCampaignParams struct {
-	AccountID    int64
-	Name         string
-	Subject      string
-	FromEmail    string
-	HtmlTemplate string
-	TextTemplate string
-	Status       string
-	ListIds      []int64
-	Archive      bool
-	SenderID     *int64
-	ScheduledFor *time.Time
-	ApprovedAt   *time.Time
-	StartedAt    *time.Time
+	AccountID       int64
+	Name            string
+	Subject         string
+	FromEmail       string
+	HtmlTemplate    string
+	TextTemplate    string
+	Status          string
+	ListIds         []int64
+	Archive         bool
+	SenderID        *int64
+	ScheduledFor    *time.Time
+	ApprovedAt      *time.Time
+	StartedAt       *time.Time
+	Language        string
+	AmbiguousPolicy string
+	SegmentID       *int64
+	DeliverAtLocal  *string
+	AbMode          *string
+	AbVariants      *int16
 }
 
 func (q *Queries) FactoryCampaign(ctx context.Context, arg FactoryCampaignParams) (int64, error) {
@@ -50,6 +59,12 @@ func (q *Queries) FactoryCampaign(ctx context.Context, arg FactoryCampaignParams
 		arg.ScheduledFor,
 		arg.ApprovedAt,
 		arg.StartedAt,
+		arg.Language,
+		arg.AmbiguousPolicy,
+		arg.SegmentID,
+		arg.DeliverAtLocal,
+		arg.AbMode,
+		arg.AbVariants,
 	)
 	var id int64
 	err := row.Scan(&id)
@@ -224,31 +239,67 @@ func (q *Queries) FactorySubscriber(ctx context.Context, arg FactorySubscriberPa
 	return id, err
 }
 
-const factorySubscribers = `-- name: FactorySubscribers :execrows
-INSERT INTO subscribers (account_id, email, email_lower, status)
-SELECT $1, $2::text || i || '@example.com', lower($2::text) || i || '@example.com', $3
-FROM generate_series(1, $4::int) i
+const factorySubscribers = `-- name: FactorySubscribers :one
+WITH ins AS (
+    INSERT INTO subscribers (account_id, email, email_lower, name, status, attributes, signup, created_at)
+    SELECT $1::bigint, e.email, lower(e.email),
+           $2::text || CASE WHEN $3::bool THEN i::text ELSE '' END,
+           ($4::text[])[1 + (i - 1) % cardinality($4::text[])],
+           ($5::jsonb[])[1 + (i - 1) % cardinality($5::jsonb[])]
+               || CASE WHEN $6::text = '' THEN '{}'::jsonb ELSE jsonb_build_object($6::text, i) END,
+           $7::bool, coalesce($8::timestamptz, now())
+    FROM generate_series($9::int, $10::int) i,
+         LATERAL (SELECT $11::text || i || $12::text || '@' || $13::text AS email) e
+    ORDER BY i
+    RETURNING id)
+SELECT count(*) AS n, coalesce(min(id), 0)::bigint AS first_id FROM ins
 `
 
 type FactorySubscribersParams struct {
-	AccountID int64
-	Prefix    string
-	Status    string
-	N         int32
+	AccountID  int64
+	Name       string
+	NumberName bool
+	Statuses   []string
+	Attributes []json.RawMessage
+	NumberKey  string
+	Signup     bool
+	CreatedAt  *time.Time
+	First      int32
+	Last       int32
+	Prefix     string
+	Suffix     string
+	Domain     string
 }
 
-// n subscribers <prefix>1@example.com … <prefix>n@example.com in one statement.
-func (q *Queries) FactorySubscribers(ctx context.Context, arg FactorySubscribersParams) (int64, error) {
-	result, err := q.db.Exec(ctx, factorySubscribers,
+type FactorySubscribersRow struct {
+	N       int64
+	FirstID int64
+}
+
+// Subscribers first … last in one statement, the i-th <prefix><i><suffix>@<domain>
+// named name (followed by i if number_name), in statuses[(i-1) % len] with
+// attributes[(i-1) % len] (plus {number_key: i} unless number_key is ”), signed up
+// through a form if signup, created at created_at (null: now). It returns how many
+// it made and the first one's id (0: none).
+func (q *Queries) FactorySubscribers(ctx context.Context, arg FactorySubscribersParams) (FactorySubscribersRow, error) {
+	row := q.db.QueryRow(ctx, factorySubscribers,
 		arg.AccountID,
+		arg.Name,
+		arg.NumberName,
+		arg.Statuses,
+		arg.Attributes,
+		arg.NumberKey,
+		arg.Signup,
+		arg.CreatedAt,
+		arg.First,
+		arg.Last,
 		arg.Prefix,
-		arg.Status,
-		arg.N,
+		arg.Suffix,
+		arg.Domain,
 	)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+	var i FactorySubscribersRow
+	err := row.Scan(&i.N, &i.FirstID)
+	return i, err
 }
 
 const factorySuppression = `-- name: FactorySuppression :exec
@@ -347,6 +398,31 @@ func (q *Queries) FactoryTrackingHit(ctx context.Context, arg FactoryTrackingHit
 		arg.LinkIdx,
 		arg.OccurredAt,
 		arg.SuspectedBot,
+	)
+	return err
+}
+
+const factoryVariant = `-- name: FactoryVariant :exec
+INSERT INTO campaign_variants (account_id, campaign_id, idx, subject, html_template)
+VALUES ($1, $2, $3, $4, $5)
+`
+
+type FactoryVariantParams struct {
+	AccountID    int64
+	CampaignID   int64
+	Idx          int16
+	Subject      *string
+	HtmlTemplate *string
+}
+
+// A variant of an A/B campaign; a null field is the campaign's own.
+func (q *Queries) FactoryVariant(ctx context.Context, arg FactoryVariantParams) error {
+	_, err := q.db.Exec(ctx, factoryVariant,
+		arg.AccountID,
+		arg.CampaignID,
+		arg.Idx,
+		arg.Subject,
+		arg.HtmlTemplate,
 	)
 	return err
 }

@@ -110,11 +110,52 @@ func (f *Factory) Subscriber(t testing.TB, accountID int64, s Subscriber) int64 
 // <prefix>1@example.com to <prefix>n@example.com, in the status (empty: pending).
 func (f *Factory) Subscribers(t testing.TB, accountID int64, prefix string, n int, status string) {
 	t.Helper()
-	got, err := f.h.FactorySubscribers(t.Context(), harnessstore.FactorySubscribersParams{AccountID: accountID,
-		Prefix: prefix, Status: or(status, "pending"), N: int32(n)})
-	if err != nil || got != int64(n) {
-		t.Fatalf("testfactory: %d subscribers %s…: %d made, %v", n, prefix, got, err)
+	f.BulkSubscribers(t, accountID, Bulk{Prefix: prefix, N: n, Statuses: []string{or(status, "pending")}})
+}
+
+// Bulk is a run of subscribers to create in one statement, numbered From to
+// From+N-1 (From 0: 1); the i-th is <Prefix><i><Suffix>@<Domain>, its email_lower
+// lower of that. Statuses and Attributes are cycled through, the i-th taking entry
+// (i-1) % len (none: pending and {}).
+type Bulk struct {
+	Prefix, Suffix string
+	// Domain is example.com when empty.
+	Domain string
+	From   int
+	N      int
+	// Name is every one's name, followed by i if NumberName.
+	Name       string
+	NumberName bool
+	Statuses   []string
+	Attributes []json.RawMessage
+	// NumberKey, if not empty, adds {NumberKey: i} to each one's attributes.
+	NumberKey string
+	// Signup marks them signed up through a public form; CreatedAt (nil: now) is
+	// when they were created.
+	Signup    bool
+	CreatedAt *time.Time
+}
+
+// BulkSubscribers creates the run of subscribers in the account and returns the
+// first one's id.
+func (f *Factory) BulkSubscribers(t testing.TB, accountID int64, b Bulk) int64 {
+	t.Helper()
+	first := max(b.From, 1)
+	p := harnessstore.FactorySubscribersParams{AccountID: accountID, Name: b.Name, NumberName: b.NumberName,
+		Statuses: b.Statuses, Attributes: b.Attributes, NumberKey: b.NumberKey, Signup: b.Signup,
+		CreatedAt: b.CreatedAt, First: int32(first), Last: int32(first + b.N - 1), Prefix: b.Prefix, Suffix: b.Suffix,
+		Domain: or(b.Domain, "example.com")}
+	if len(p.Statuses) == 0 {
+		p.Statuses = []string{"pending"}
 	}
+	if len(p.Attributes) == 0 {
+		p.Attributes = []json.RawMessage{json.RawMessage(`{}`)}
+	}
+	got, err := f.h.FactorySubscribers(t.Context(), p)
+	if err != nil || got.N != int64(b.N) {
+		t.Fatalf("testfactory: %d subscribers %s…: %d made, %v", b.N, b.Prefix, got.N, err)
+	}
+	return got.FirstID
 }
 
 // Campaign is a campaign to create; an empty Name, Subject or FromEmail is "c",
@@ -129,6 +170,17 @@ type Campaign struct {
 	// SenderID is the sender it leaves through (nil: the account's default).
 	SenderID                            *int64
 	ScheduledFor, ApprovedAt, StartedAt *time.Time
+	// Language is the campaign's content language (empty: none), Policy what the
+	// executor does with a send whose outcome is unknown (empty: the table's skip).
+	Language, Policy string
+	// SegmentID is the segment it goes to (nil: its lists); DeliverAtLocal the
+	// recipients' local time of day it goes out at (empty: at once).
+	SegmentID      *int64
+	DeliverAtLocal string
+	// ABMode (split or test; empty: no A/B test) and ABVariants are its A/B test's;
+	// Variant adds the variants.
+	ABMode     string
+	ABVariants int16
 }
 
 // Campaign creates the campaign in the account and returns its id.
@@ -137,7 +189,14 @@ func (f *Factory) Campaign(t testing.TB, accountID int64, c Campaign) int64 {
 	p := harnessstore.FactoryCampaignParams{AccountID: accountID, Name: or(c.Name, "c"), Subject: or(c.Subject, "s"),
 		FromEmail: or(c.FromEmail, "a@example.com"), HtmlTemplate: c.HTML, TextTemplate: c.Text,
 		Status: or(c.Status, "draft"), ListIds: c.ListIDs, Archive: c.Archive, SenderID: c.SenderID,
-		ScheduledFor: c.ScheduledFor, ApprovedAt: c.ApprovedAt, StartedAt: c.StartedAt}
+		ScheduledFor: c.ScheduledFor, ApprovedAt: c.ApprovedAt, StartedAt: c.StartedAt, Language: c.Language,
+		AmbiguousPolicy: or(c.Policy, "skip"), SegmentID: c.SegmentID}
+	if c.DeliverAtLocal != "" {
+		p.DeliverAtLocal = &c.DeliverAtLocal
+	}
+	if c.ABMode != "" {
+		p.AbMode, p.AbVariants = &c.ABMode, &c.ABVariants
+	}
 	if p.ListIds == nil {
 		p.ListIds = []int64{}
 	}
@@ -146,6 +205,28 @@ func (f *Factory) Campaign(t testing.TB, accountID int64, c Campaign) int64 {
 		t.Fatalf("testfactory: campaign %q: %v", p.Name, err)
 	}
 	return id
+}
+
+// Variant is a variant of an A/B campaign to create, numbered Idx (1 to 5); an
+// empty Subject or HTML is the campaign's own.
+type Variant struct {
+	Idx           int16
+	Subject, HTML string
+}
+
+// Variant creates the variant of the account's campaign.
+func (f *Factory) Variant(t testing.TB, accountID, campaignID int64, v Variant) {
+	t.Helper()
+	p := harnessstore.FactoryVariantParams{AccountID: accountID, CampaignID: campaignID, Idx: v.Idx}
+	if v.Subject != "" {
+		p.Subject = &v.Subject
+	}
+	if v.HTML != "" {
+		p.HtmlTemplate = &v.HTML
+	}
+	if err := f.h.FactoryVariant(t.Context(), p); err != nil {
+		t.Fatalf("testfactory: variant %d of campaign %d: %v", v.Idx, campaignID, err)
+	}
 }
 
 // Send is a campaign send to create; an empty Status is the table's queued, an

@@ -1,6 +1,7 @@
 package testfactory_test
 
 import (
+	"encoding/json"
 	"strconv"
 	"testing"
 	"time"
@@ -47,6 +48,20 @@ func TestRowsAsDescribed(t *testing.T) {
 		other.ID).Scan(&pending))
 	require.Equal(t, 3, pending)
 
+	created := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+	firstBulk := f.BulkSubscribers(t, acct.ID, testfactory.Bulk{Prefix: "B", Suffix: "-x", Domain: "Example.org", From: 7,
+		N: 3, Name: "Sub ", NumberName: true, Statuses: []string{"confirmed", "unsubscribed"},
+		Attributes: []json.RawMessage{[]byte(`{"plan":"pro"}`), []byte(`{}`)}, NumberKey: "n", Signup: true,
+		CreatedAt: &created})
+	var bulk []string
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT array_agg(concat_ws(' ', id - $2, email, email_lower, name, status,
+		attributes::text, signup, created_at = $3) ORDER BY id) FROM subscribers WHERE account_id = $1 AND email LIKE 'B%'`,
+		acct.ID, firstBulk, created).Scan(&bulk))
+	require.Equal(t, []string{
+		`0 B7-x@Example.org b7-x@example.org Sub 7 confirmed {"n": 7, "plan": "pro"} t t`,
+		`1 B8-x@Example.org b8-x@example.org Sub 8 unsubscribed {"n": 8} t t`,
+		`2 B9-x@Example.org b9-x@example.org Sub 9 confirmed {"n": 9, "plan": "pro"} t t`}, bulk)
+
 	c := f.Campaign(t, acct.ID, testfactory.Campaign{})
 	started := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	sent := f.Campaign(t, acct.ID, testfactory.Campaign{Name: "news", Status: "sent", ListIDs: []int64{list},
@@ -63,6 +78,28 @@ func TestRowsAsDescribed(t *testing.T) {
 		FROM campaigns WHERE id = $1`, sent).Scan(&name, &status, &lists, &archive, &startedAt))
 	require.Equal(t, []any{"news", "sent", []int64{list}, true}, []any{name, status, lists, archive})
 	require.True(t, startedAt.Equal(started))
+
+	seg := f.Segment(t, acct.ID, testfactory.Segment{Name: "all", Match: `$.plan == "pro"`})
+	ab := f.Campaign(t, acct.ID, testfactory.Campaign{Language: "fr", Policy: "retry", SegmentID: &seg,
+		DeliverAtLocal: "09:00", ABMode: "split", ABVariants: 2})
+	f.Variant(t, acct.ID, ab, testfactory.Variant{Idx: 2, Subject: "B"})
+	var language, policy, local, mode string
+	var segID int64
+	var variants int16
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT language, ambiguous_policy, segment_id, deliver_at_local::text,
+		ab_mode, ab_variants FROM campaigns WHERE id = $1`, ab).Scan(&language, &policy, &segID, &local, &mode, &variants))
+	require.Equal(t, []any{"fr", "retry", seg, "09:00", "split", int16(2)},
+		[]any{language, policy, segID, local, mode, variants})
+	var policyDefault string
+	var noLanguage, noLocal, noMode, noSegment bool
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT ambiguous_policy, language = '', deliver_at_local IS NULL,
+		ab_mode IS NULL AND ab_variants IS NULL, segment_id IS NULL FROM campaigns WHERE id = $1`, c).
+		Scan(&policyDefault, &noLanguage, &noLocal, &noMode, &noSegment))
+	require.Equal(t, []any{"skip", true, true, true, true}, []any{policyDefault, noLanguage, noLocal, noMode, noSegment})
+	var vSubject, vHTML *string
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT subject, html_template FROM campaign_variants
+		WHERE campaign_id = $1 AND idx = 2 AND account_id = $2`, ab, acct.ID).Scan(&vSubject, &vHTML))
+	require.Equal(t, []any{"B", (*string)(nil)}, []any{*vSubject, vHTML})
 
 	queued := f.Send(t, acct.ID, c, ada, testfactory.Send{Email: "Ada@Example.com"})
 	done := f.Send(t, acct.ID, sent, bob, testfactory.Send{Email: "bob@example.com", JobID: "mine", Status: "sent",

@@ -9,10 +9,18 @@ RETURNING id;
 
 -- name: FactoryCampaign :one
 INSERT INTO campaigns (account_id, name, subject, from_email, html_template, text_template, status, list_ids,
-                       archive, sender_id, scheduled_for, approved_at, started_at)
+                       archive, sender_id, scheduled_for, approved_at, started_at, language, ambiguous_policy,
+                       segment_id, deliver_at_local, ab_mode, ab_variants)
 VALUES (@account_id, @name, @subject, @from_email, @html_template, @text_template, @status, @list_ids::bigint[],
-        @archive, sqlc.narg('sender_id'), sqlc.narg('scheduled_for'), sqlc.narg('approved_at'), sqlc.narg('started_at'))
+        @archive, sqlc.narg('sender_id'), sqlc.narg('scheduled_for'), sqlc.narg('approved_at'), sqlc.narg('started_at'),
+        @language, @ambiguous_policy, sqlc.narg('segment_id'), sqlc.narg('deliver_at_local'), sqlc.narg('ab_mode'),
+        sqlc.narg('ab_variants'))
 RETURNING id;
+
+-- name: FactoryVariant :exec
+-- A variant of an A/B campaign; a null field is the campaign's own.
+INSERT INTO campaign_variants (account_id, campaign_id, idx, subject, html_template)
+VALUES (@account_id, @campaign_id, @idx, sqlc.narg('subject'), sqlc.narg('html_template'));
 
 -- name: FactorySend :one
 -- The job id is the executor's, campaign:<campaign>:<subscriber>, unless one is given.
@@ -26,11 +34,25 @@ RETURNING id;
 -- name: FactoryTrackedLink :exec
 INSERT INTO tracked_links (account_id, campaign_id, idx, url) VALUES (@account_id, @campaign_id, @idx, @url);
 
--- name: FactorySubscribers :execrows
--- n subscribers <prefix>1@example.com … <prefix>n@example.com in one statement.
-INSERT INTO subscribers (account_id, email, email_lower, status)
-SELECT @account_id, @prefix::text || i || '@example.com', lower(@prefix::text) || i || '@example.com', @status
-FROM generate_series(1, @n::int) i;
+-- name: FactorySubscribers :one
+-- Subscribers first … last in one statement, the i-th <prefix><i><suffix>@<domain>
+-- named name (followed by i if number_name), in statuses[(i-1) % len] with
+-- attributes[(i-1) % len] (plus {number_key: i} unless number_key is ''), signed up
+-- through a form if signup, created at created_at (null: now). It returns how many
+-- it made and the first one's id (0: none).
+WITH ins AS (
+    INSERT INTO subscribers (account_id, email, email_lower, name, status, attributes, signup, created_at)
+    SELECT @account_id::bigint, e.email, lower(e.email),
+           @name::text || CASE WHEN @number_name::bool THEN i::text ELSE '' END,
+           (@statuses::text[])[1 + (i - 1) % cardinality(@statuses::text[])],
+           (@attributes::jsonb[])[1 + (i - 1) % cardinality(@attributes::jsonb[])]
+               || CASE WHEN @number_key::text = '' THEN '{}'::jsonb ELSE jsonb_build_object(@number_key::text, i) END,
+           @signup::bool, coalesce(sqlc.narg('created_at')::timestamptz, now())
+    FROM generate_series(@first::int, @last::int) i,
+         LATERAL (SELECT @prefix::text || i || @suffix::text || '@' || @domain::text AS email) e
+    ORDER BY i
+    RETURNING id)
+SELECT count(*) AS n, coalesce(min(id), 0)::bigint AS first_id FROM ins;
 
 -- name: FactorySendsToAll :execrows
 -- A send of the campaign to every subscriber of the account, with the executor's job ids.
