@@ -185,27 +185,68 @@ func (q *Queries) FactorySender(ctx context.Context, arg FactorySenderParams) (i
 	return id, err
 }
 
-const factorySendsToAll = `-- name: FactorySendsToAll :execrows
-INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status)
-SELECT $1::bigint, s.account_id, s.id, s.email, s.email_lower,
-       'campaign:' || $1::bigint || ':' || s.id, $2::text
-FROM subscribers s
-WHERE s.account_id = $3::bigint
+const factorySends = `-- name: FactorySends :one
+WITH ins AS (
+    INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status, sent_at, lease_until,
+                       variant)
+    SELECT $1::bigint, s.account_id, s.id, s.email, s.email_lower,
+           'campaign:' || $1::bigint || ':' || s.id, st.status,
+           CASE WHEN st.status = 'sent' THEN $2::timestamptz END,
+           CASE WHEN st.status = 'sending' THEN $3::timestamptz END,
+           ($4::smallint[])[1 + (s.k - 1) % nullif(cardinality($4::smallint[]), 0)]
+    FROM (SELECT s.id, s.account_id, s.email, s.email_lower, row_number() OVER (ORDER BY s.id) AS k
+          FROM subscribers s
+          WHERE s.account_id = $5::bigint AND s.email_lower LIKE lower($6::text) || '%'
+            AND ($7::text = '' OR s.status = $7::text) AND s.id > $8::bigint
+          ORDER BY s.id
+          LIMIT $9::bigint) s,
+         LATERAL (SELECT ($10::text[])[1 + (s.k - 1) % cardinality($10::text[])] AS status) st
+    ORDER BY s.id
+    RETURNING subscriber_id)
+SELECT count(*) AS n, coalesce(max(subscriber_id), 0)::bigint AS last_subscriber FROM ins
 `
 
-type FactorySendsToAllParams struct {
-	CampaignID int64
-	Status     string
-	AccountID  int64
+type FactorySendsParams struct {
+	CampaignID       int64
+	SentAt           *time.Time
+	LeaseUntil       *time.Time
+	Variants         []int16
+	AccountID        int64
+	Prefix           string
+	SubscriberStatus string
+	After            int64
+	N                *int64
+	Statuses         []string
 }
 
-// A send of the campaign to every subscriber of the account, with the executor's job ids.
-func (q *Queries) FactorySendsToAll(ctx context.Context, arg FactorySendsToAllParams) (int64, error) {
-	result, err := q.db.Exec(ctx, factorySendsToAll, arg.CampaignID, arg.Status, arg.AccountID)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+type FactorySendsRow struct {
+	N              int64
+	LastSubscriber int64
+}
+
+// A send of the campaign to each subscriber of the account whose address starts with
+// prefix (”: all of them) and whose status is subscriber_status (”: any), after
+// the subscriber id after, the first n by id (null: all), with the executor's job
+// ids, in one statement. The k-th (from 1, by subscriber id) is in status
+// statuses[(k-1) % len] and of variant variants[(k-1) % len] (none: no variant),
+// sent at sent_at if sent, leased until lease_until if sending. It returns how many
+// it made and the last subscriber's id (0: none).
+func (q *Queries) FactorySends(ctx context.Context, arg FactorySendsParams) (FactorySendsRow, error) {
+	row := q.db.QueryRow(ctx, factorySends,
+		arg.CampaignID,
+		arg.SentAt,
+		arg.LeaseUntil,
+		arg.Variants,
+		arg.AccountID,
+		arg.Prefix,
+		arg.SubscriberStatus,
+		arg.After,
+		arg.N,
+		arg.Statuses,
+	)
+	var i FactorySendsRow
+	err := row.Scan(&i.N, &i.LastSubscriber)
+	return i, err
 }
 
 const factorySubscriber = `-- name: FactorySubscriber :one

@@ -265,10 +265,49 @@ func (f *Factory) Send(t testing.TB, accountID, campaignID, subscriberID int64, 
 // the status (empty: queued), with the executor's job ids, in one statement.
 func (f *Factory) SendsToAll(t testing.TB, accountID, campaignID int64, status string) {
 	t.Helper()
-	if _, err := f.h.FactorySendsToAll(t.Context(), harnessstore.FactorySendsToAllParams{AccountID: accountID,
-		CampaignID: campaignID, Status: or(status, "queued")}); err != nil {
+	f.Sends(t, accountID, campaignID, Sends{Statuses: []string{or(status, "queued")}})
+}
+
+// Sends is a run of a campaign's sends to create in one statement, one to each
+// subscriber of the account whose address starts with Prefix (a LIKE pattern's
+// start; "": all of them) and whose status is SubscriberStatus ("": any), with an
+// id above After, the first Limit of them by id (0: all), with the executor's job
+// ids. Statuses and Variants are cycled through, the k-th send (from 1, by
+// subscriber id) taking entry (k-1) % len (none: queued, and no variant).
+type Sends struct {
+	Prefix           string
+	SubscriberStatus string
+	After            int64
+	Limit            int
+	Statuses         []string
+	Variants         []int16
+	// SentAt is when the sent ones went, LeaseUntil how long the sending ones are
+	// leased for; the others have neither.
+	SentAt, LeaseUntil *time.Time
+}
+
+// Sends creates the run of the campaign's sends and returns how many it made and
+// the last subscriber's id (0: none).
+func (f *Factory) Sends(t testing.TB, accountID, campaignID int64, s Sends) (n, lastSubscriber int64) {
+	t.Helper()
+	p := harnessstore.FactorySendsParams{CampaignID: campaignID, AccountID: accountID, Prefix: s.Prefix,
+		SubscriberStatus: s.SubscriberStatus, After: s.After, Statuses: s.Statuses, Variants: s.Variants,
+		SentAt: s.SentAt, LeaseUntil: s.LeaseUntil}
+	if len(p.Statuses) == 0 {
+		p.Statuses = []string{"queued"}
+	}
+	if p.Variants == nil {
+		p.Variants = []int16{}
+	}
+	if s.Limit > 0 {
+		limit := int64(s.Limit)
+		p.N = &limit
+	}
+	got, err := f.h.FactorySends(t.Context(), p)
+	if err != nil {
 		t.Fatalf("testfactory: sends of campaign %d: %v", campaignID, err)
 	}
+	return got.N, got.LastSubscriber
 }
 
 // TrackedLinks records the campaign's trackable links, numbered from 1 in order.

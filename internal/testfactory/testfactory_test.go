@@ -184,6 +184,21 @@ func TestRowsAsDescribed(t *testing.T) {
 	require.Zero(t, f.MembersByPrefix(t, other.ID, qs, "q"), "already on it")
 	require.Zero(t, f.MembersByPrefix(t, acct.ID, f.List(t, acct.ID, "none"), "q"), "another account's subscribers stay off")
 
+	oc := f.Campaign(t, other.ID, testfactory.Campaign{Status: "sending"})
+	lease := started.Add(time.Minute)
+	n, last := f.Sends(t, other.ID, oc, testfactory.Sends{SubscriberStatus: "pending", Limit: 2,
+		Statuses: []string{"sent", "sending"}, Variants: []int16{1, 2}, SentAt: &started, LeaseUntil: &lease})
+	require.Equal(t, int64(2), n)
+	n, lastOfAll := f.Sends(t, other.ID, oc, testfactory.Sends{After: last})
+	require.Equal(t, int64(3), n)
+	var runs []string // concat_ws leaves the nulls out: a sent row has no lease, a sending one no sent_at
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT array_agg(concat_ws(' ', s.email_lower, d.status, d.variant,
+		d.sent_at = $2, d.lease_until = $3, d.job_id = 'campaign:' || d.campaign_id || ':' || s.id,
+		s.id = $4, s.id = $5) ORDER BY s.id) FROM sends d JOIN subscribers s ON s.id = d.subscriber_id
+		WHERE d.campaign_id = $1`, oc, started, lease, last, lastOfAll).Scan(&runs))
+	require.Equal(t, []string{"p1@example.com sent 1 t t f f", "p2@example.com sending 2 t t t f",
+		"p3@example.com queued t f f", "q1@example.com queued t f f", "q2@example.com queued t f t"}, runs)
+
 	seq, err := sequence.NewService(pool).Create(t.Context(), other.ID, sequence.Definition{Name: "welcome",
 		Trigger: sequence.Trigger{Type: sequence.TriggerManual}, Steps: []sequence.Step{{Type: sequence.StepSend,
 			TemplateID: f.Template(t, other.ID, testfactory.Template{Name: "w", Subject: "Hi", Text: "Hi"}),

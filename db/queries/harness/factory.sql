@@ -54,13 +54,32 @@ WITH ins AS (
     RETURNING id)
 SELECT count(*) AS n, coalesce(min(id), 0)::bigint AS first_id FROM ins;
 
--- name: FactorySendsToAll :execrows
--- A send of the campaign to every subscriber of the account, with the executor's job ids.
-INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status)
-SELECT @campaign_id::bigint, s.account_id, s.id, s.email, s.email_lower,
-       'campaign:' || @campaign_id::bigint || ':' || s.id, @status::text
-FROM subscribers s
-WHERE s.account_id = @account_id::bigint;
+-- name: FactorySends :one
+-- A send of the campaign to each subscriber of the account whose address starts with
+-- prefix ('': all of them) and whose status is subscriber_status ('': any), after
+-- the subscriber id after, the first n by id (null: all), with the executor's job
+-- ids, in one statement. The k-th (from 1, by subscriber id) is in status
+-- statuses[(k-1) % len] and of variant variants[(k-1) % len] (none: no variant),
+-- sent at sent_at if sent, leased until lease_until if sending. It returns how many
+-- it made and the last subscriber's id (0: none).
+WITH ins AS (
+    INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status, sent_at, lease_until,
+                       variant)
+    SELECT @campaign_id::bigint, s.account_id, s.id, s.email, s.email_lower,
+           'campaign:' || @campaign_id::bigint || ':' || s.id, st.status,
+           CASE WHEN st.status = 'sent' THEN sqlc.narg('sent_at')::timestamptz END,
+           CASE WHEN st.status = 'sending' THEN sqlc.narg('lease_until')::timestamptz END,
+           (@variants::smallint[])[1 + (s.k - 1) % nullif(cardinality(@variants::smallint[]), 0)]
+    FROM (SELECT s.id, s.account_id, s.email, s.email_lower, row_number() OVER (ORDER BY s.id) AS k
+          FROM subscribers s
+          WHERE s.account_id = @account_id::bigint AND s.email_lower LIKE lower(@prefix::text) || '%'
+            AND (@subscriber_status::text = '' OR s.status = @subscriber_status::text) AND s.id > @after::bigint
+          ORDER BY s.id
+          LIMIT sqlc.narg('n')::bigint) s,
+         LATERAL (SELECT (@statuses::text[])[1 + (s.k - 1) % cardinality(@statuses::text[])] AS status) st
+    ORDER BY s.id
+    RETURNING subscriber_id)
+SELECT count(*) AS n, coalesce(max(subscriber_id), 0)::bigint AS last_subscriber FROM ins;
 
 -- name: FactorySuppression :exec
 -- The row alone: no suppression.created event, unlike the product's suppression add.
