@@ -95,24 +95,33 @@ func (q *Queries) FactoryEnrollEveryone(ctx context.Context, arg FactoryEnrollEv
 }
 
 const factoryMembersByPrefix = `-- name: FactoryMembersByPrefix :execrows
-INSERT INTO list_members (list_id, subscriber_id, account_id)
-SELECT $1::bigint, s.id, s.account_id
+INSERT INTO list_members (list_id, subscriber_id, account_id, status, status_at)
+SELECT $1::bigint, s.id, s.account_id, $2::text, coalesce($3::timestamptz, now())
 FROM subscribers s
-WHERE s.account_id = $2::bigint AND s.email_lower LIKE lower($3::text) || '%'
+WHERE s.account_id = $4::bigint AND s.email_lower LIKE lower($5::text) || '%'
 ORDER BY s.id
 ON CONFLICT DO NOTHING
 `
 
 type FactoryMembersByPrefixParams struct {
 	ListID    int64
+	Status    string
+	StatusAt  *time.Time
 	AccountID int64
 	Prefix    string
 }
 
 // Every subscriber of the account whose address starts with the prefix (”: all of
-// them) joins the list, in one statement; one already on it stays as it is.
+// them) joins the list in the status, since status_at (null: now), in one
+// statement; one already on it stays as it is.
 func (q *Queries) FactoryMembersByPrefix(ctx context.Context, arg FactoryMembersByPrefixParams) (int64, error) {
-	result, err := q.db.Exec(ctx, factoryMembersByPrefix, arg.ListID, arg.AccountID, arg.Prefix)
+	result, err := q.db.Exec(ctx, factoryMembersByPrefix,
+		arg.ListID,
+		arg.Status,
+		arg.StatusAt,
+		arg.AccountID,
+		arg.Prefix,
+	)
 	if err != nil {
 		return 0, err
 	}
@@ -251,8 +260,9 @@ func (q *Queries) FactorySends(ctx context.Context, arg FactorySendsParams) (Fac
 
 const factorySubscriber = `-- name: FactorySubscriber :one
 
-INSERT INTO subscribers (account_id, email, email_lower, name, attributes, status)
-VALUES ($1, $2::text, lower($2::text), $3, $4, $5)
+INSERT INTO subscribers (account_id, email, email_lower, name, attributes, status, signup, created_at)
+VALUES ($1, $2::text, lower($2::text), $3, $4, $5, $6,
+        coalesce($7::timestamptz, now()))
 RETURNING id
 `
 
@@ -262,11 +272,14 @@ type FactorySubscriberParams struct {
 	Name       string
 	Attributes json.RawMessage
 	Status     string
+	Signup     bool
+	CreatedAt  *time.Time
 }
 
 // The shared test factory's rows (internal/testfactory): the shapes tests build by
 // hand where the product has no query that writes them as they are (a subscriber in
 // any status, a campaign in any state, a send already settled). Only tests use them.
+// created_at null: now.
 func (q *Queries) FactorySubscriber(ctx context.Context, arg FactorySubscriberParams) (int64, error) {
 	row := q.db.QueryRow(ctx, factorySubscriber,
 		arg.AccountID,
@@ -274,6 +287,8 @@ func (q *Queries) FactorySubscriber(ctx context.Context, arg FactorySubscriberPa
 		arg.Name,
 		arg.Attributes,
 		arg.Status,
+		arg.Signup,
+		arg.CreatedAt,
 	)
 	var id int64
 	err := row.Scan(&id)

@@ -74,28 +74,47 @@ func (f *Factory) Members(t testing.TB, accountID, listID int64, subscriberIDs .
 // returns how many joined.
 func (f *Factory) MembersByPrefix(t testing.TB, accountID, listID int64, prefix string) int64 {
 	t.Helper()
+	return f.Memberships(t, accountID, listID, Membership{Prefix: prefix})
+}
+
+// Membership is a run of memberships of a list to create: every subscriber of the
+// account whose address starts with Prefix, as MembersByPrefix, in Status (empty:
+// the table's subscribed) since StatusAt (nil: now).
+type Membership struct {
+	Prefix   string
+	Status   string
+	StatusAt *time.Time
+}
+
+// Memberships adds the run to the list in one statement; one already on it stays
+// as it is. It returns how many joined.
+func (f *Factory) Memberships(t testing.TB, accountID, listID int64, m Membership) int64 {
+	t.Helper()
 	n, err := f.h.FactoryMembersByPrefix(t.Context(), harnessstore.FactoryMembersByPrefixParams{ListID: listID,
-		AccountID: accountID, Prefix: prefix})
+		AccountID: accountID, Prefix: m.Prefix, Status: or(m.Status, "subscribed"), StatusAt: m.StatusAt})
 	if err != nil {
-		t.Fatalf("testfactory: members %s… of list %d: %v", prefix, listID, err)
+		t.Fatalf("testfactory: members %s… of list %d: %v", m.Prefix, listID, err)
 	}
 	return n
 }
 
 // Subscriber is a subscriber to create; the zero values are the table's defaults
-// (status pending, no name, no attributes). Its email_lower is lower(Email).
+// (status pending, no name, no attributes, not signed up through a form, created
+// now). Its email_lower is lower(Email).
 type Subscriber struct {
 	Email      string
 	Name       string
 	Status     string
 	Attributes json.RawMessage
+	Signup     bool
+	CreatedAt  *time.Time
 }
 
 // Subscriber creates the subscriber in the account and returns its id.
 func (f *Factory) Subscriber(t testing.TB, accountID int64, s Subscriber) int64 {
 	t.Helper()
 	p := harnessstore.FactorySubscriberParams{AccountID: accountID, Email: s.Email, Name: s.Name,
-		Status: or(s.Status, "pending"), Attributes: s.Attributes}
+		Status: or(s.Status, "pending"), Attributes: s.Attributes, Signup: s.Signup, CreatedAt: s.CreatedAt}
 	if p.Attributes == nil {
 		p.Attributes = json.RawMessage(`{}`)
 	}

@@ -33,6 +33,14 @@ func TestRowsAsDescribed(t *testing.T) {
 	s, err := q.SubscriberGet(t.Context(), store.SubscriberGetParams{AccountID: acct.ID, ID: ada})
 	require.NoError(t, err)
 	require.Equal(t, "pending", s.Status)
+	require.False(t, s.Signup)
+	require.WithinDuration(t, time.Now(), s.CreatedAt, time.Minute)
+	signedUp := time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC)
+	cy := f.Subscriber(t, acct.ID, testfactory.Subscriber{Email: "cy@example.com", Signup: true, CreatedAt: &signedUp})
+	signup, err := q.SubscriberGet(t.Context(), store.SubscriberGetParams{AccountID: acct.ID, ID: cy})
+	require.NoError(t, err)
+	require.True(t, signup.Signup)
+	require.True(t, signup.CreatedAt.Equal(signedUp))
 	require.Equal(t, "ada@example.com", s.EmailLower)
 	require.JSONEq(t, `{}`, string(s.Attributes))
 	s, err = q.SubscriberGet(t.Context(), store.SubscriberGetParams{AccountID: acct.ID, ID: bob})
@@ -183,6 +191,19 @@ func TestRowsAsDescribed(t *testing.T) {
 	require.Equal(t, int64(2), f.MembersByPrefix(t, other.ID, qs, "Q"))
 	require.Zero(t, f.MembersByPrefix(t, other.ID, qs, "q"), "already on it")
 	require.Zero(t, f.MembersByPrefix(t, acct.ID, f.List(t, acct.ID, "none"), "q"), "another account's subscribers stay off")
+	pendingList := f.List(t, other.ID, "pending")
+	require.Equal(t, int64(1), f.Memberships(t, other.ID, pendingList, testfactory.Membership{Prefix: "q1@",
+		Status: "pending", StatusAt: &created}))
+	var memberStatus string
+	var memberSince time.Time
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT status, status_at FROM list_members WHERE list_id = $1
+		AND account_id = $2`, pendingList, other.ID).Scan(&memberStatus, &memberSince))
+	require.Equal(t, "pending", memberStatus)
+	require.True(t, memberSince.Equal(created))
+	var everyoneStatus []string
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT array_agg(DISTINCT status) FROM list_members WHERE list_id = $1`,
+		everyone).Scan(&everyoneStatus))
+	require.Equal(t, []string{"subscribed"}, everyoneStatus)
 
 	oc := f.Campaign(t, other.ID, testfactory.Campaign{Status: "sending"})
 	lease := started.Add(time.Minute)

@@ -3,8 +3,10 @@
 -- any status, a campaign in any state, a send already settled). Only tests use them.
 
 -- name: FactorySubscriber :one
-INSERT INTO subscribers (account_id, email, email_lower, name, attributes, status)
-VALUES (@account_id, @email::text, lower(@email::text), @name, @attributes, @status)
+-- created_at null: now.
+INSERT INTO subscribers (account_id, email, email_lower, name, attributes, status, signup, created_at)
+VALUES (@account_id, @email::text, lower(@email::text), @name, @attributes, @status, @signup,
+        coalesce(sqlc.narg('created_at')::timestamptz, now()))
 RETURNING id;
 
 -- name: FactoryCampaign :one
@@ -103,9 +105,10 @@ RETURNING id;
 
 -- name: FactoryMembersByPrefix :execrows
 -- Every subscriber of the account whose address starts with the prefix ('': all of
--- them) joins the list, in one statement; one already on it stays as it is.
-INSERT INTO list_members (list_id, subscriber_id, account_id)
-SELECT @list_id::bigint, s.id, s.account_id
+-- them) joins the list in the status, since status_at (null: now), in one
+-- statement; one already on it stays as it is.
+INSERT INTO list_members (list_id, subscriber_id, account_id, status, status_at)
+SELECT @list_id::bigint, s.id, s.account_id, @status::text, coalesce(sqlc.narg('status_at')::timestamptz, now())
 FROM subscribers s
 WHERE s.account_id = @account_id::bigint AND s.email_lower LIKE lower(@prefix::text) || '%'
 ORDER BY s.id
