@@ -94,26 +94,59 @@ func (q *Queries) FactoryEnrollEveryone(ctx context.Context, arg FactoryEnrollEv
 	return result.RowsAffected(), nil
 }
 
+const factoryEvents = `-- name: FactoryEvents :execrows
+INSERT INTO events (account_id, type, data)
+SELECT $1::bigint, $2::text,
+       $3::jsonb || CASE WHEN $4::text = '' THEN '{}'::jsonb ELSE jsonb_build_object($4::text, i) END
+FROM generate_series(1, $5::int) i
+`
+
+type FactoryEventsParams struct {
+	AccountID int64
+	Type      string
+	Data      json.RawMessage
+	NumberKey string
+	N         int32
+}
+
+// n events of the account of the type in one statement, the i-th's data data plus
+// {number_key: i} (unless number_key is empty).
+func (q *Queries) FactoryEvents(ctx context.Context, arg FactoryEventsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, factoryEvents,
+		arg.AccountID,
+		arg.Type,
+		arg.Data,
+		arg.NumberKey,
+		arg.N,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const factoryMembersByPrefix = `-- name: FactoryMembersByPrefix :execrows
 INSERT INTO list_members (list_id, subscriber_id, account_id, status, status_at)
 SELECT $1::bigint, s.id, s.account_id, $2::text, coalesce($3::timestamptz, now())
 FROM subscribers s
 WHERE s.account_id = $4::bigint AND s.email_lower LIKE lower($5::text) || '%'
+  AND ($6::bigint = 0 OR s.id = $6::bigint)
 ORDER BY s.id
 ON CONFLICT DO NOTHING
 `
 
 type FactoryMembersByPrefixParams struct {
-	ListID    int64
-	Status    string
-	StatusAt  *time.Time
-	AccountID int64
-	Prefix    string
+	ListID       int64
+	Status       string
+	StatusAt     *time.Time
+	AccountID    int64
+	Prefix       string
+	SubscriberID int64
 }
 
 // Every subscriber of the account whose address starts with the prefix (”: all of
-// them) joins the list in the status, since status_at (null: now), in one
-// statement; one already on it stays as it is.
+// them), or only the one subscriber_id (0: any), joins the list in the status,
+// since status_at (null: now), in one statement; one already on it stays as it is.
 func (q *Queries) FactoryMembersByPrefix(ctx context.Context, arg FactoryMembersByPrefixParams) (int64, error) {
 	result, err := q.db.Exec(ctx, factoryMembersByPrefix,
 		arg.ListID,
@@ -121,6 +154,7 @@ func (q *Queries) FactoryMembersByPrefix(ctx context.Context, arg FactoryMembers
 		arg.StatusAt,
 		arg.AccountID,
 		arg.Prefix,
+		arg.SubscriberID,
 	)
 	if err != nil {
 		return 0, err
@@ -130,10 +164,11 @@ func (q *Queries) FactoryMembersByPrefix(ctx context.Context, arg FactoryMembers
 
 const factorySend = `-- name: FactorySend :one
 INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status, attempts, sent_at,
-                   lease_until, provider_message_id)
+                   lease_until, provider_message_id, next_attempt_at)
 VALUES ($1, $2, $3, $4::text, lower($4::text),
         coalesce($5::text, 'campaign:' || $1::bigint || ':' || $3::bigint),
-        $6, $7, $8, $9, $10)
+        $6, $7, $8, $9, $10,
+        coalesce($11::timestamptz, '-infinity'))
 RETURNING id
 `
 
@@ -148,9 +183,11 @@ type FactorySendParams struct {
 	SentAt            *time.Time
 	LeaseUntil        *time.Time
 	ProviderMessageID *string
+	NextAttemptAt     *time.Time
 }
 
-// The job id is the executor's, campaign:<campaign>:<subscriber>, unless one is given.
+// The job id is the executor's, campaign:<campaign>:<subscriber>, unless one is
+// given; next_attempt_at null is the table's -infinity (due at once).
 func (q *Queries) FactorySend(ctx context.Context, arg FactorySendParams) (int64, error) {
 	row := q.db.QueryRow(ctx, factorySend,
 		arg.CampaignID,
@@ -163,6 +200,7 @@ func (q *Queries) FactorySend(ctx context.Context, arg FactorySendParams) (int64
 		arg.SentAt,
 		arg.LeaseUntil,
 		arg.ProviderMessageID,
+		arg.NextAttemptAt,
 	)
 	var id int64
 	err := row.Scan(&id)
@@ -234,7 +272,7 @@ type FactorySendsRow struct {
 }
 
 // A send of the campaign to each subscriber of the account whose address starts with
-// prefix (”: all of them) and whose status is subscriber_status (”: any), after
+// prefix (empty: all of them) and whose status is subscriber_status (empty: any), after
 // the subscriber id after, the first n by id (null: all), with the executor's job
 // ids, in one statement. The k-th (from 1, by subscriber id) is in status
 // statuses[(k-1) % len] and of variant variants[(k-1) % len] (none: no variant),
@@ -334,7 +372,7 @@ type FactorySubscribersRow struct {
 
 // Subscribers first … last in one statement, the i-th <prefix><i><suffix>@<domain>
 // named name (followed by i if number_name), in statuses[(i-1) % len] with
-// attributes[(i-1) % len] (plus {number_key: i} unless number_key is ”), signed up
+// attributes[(i-1) % len] (plus {number_key: i} unless number_key is empty), signed up
 // through a form if signup, created at created_at (null: now). It returns how many
 // it made and the first one's id (0: none).
 func (q *Queries) FactorySubscribers(ctx context.Context, arg FactorySubscribersParams) (FactorySubscribersRow, error) {
@@ -379,6 +417,34 @@ func (q *Queries) FactorySuppression(ctx context.Context, arg FactorySuppression
 		arg.Source,
 	)
 	return err
+}
+
+const factorySuppressions = `-- name: FactorySuppressions :execrows
+INSERT INTO suppressions (account_id, email_lower, reason)
+SELECT $1::bigint, lower($2::text) || i || '@example.com', $3::text
+FROM generate_series(1, $4::int) i
+`
+
+type FactorySuppressionsParams struct {
+	AccountID int64
+	Prefix    string
+	Reason    string
+	N         int32
+}
+
+// n suppressions of the account in one statement, <prefix>1@example.com to
+// <prefix>n@example.com, for the reason, with no source and no events.
+func (q *Queries) FactorySuppressions(ctx context.Context, arg FactorySuppressionsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, factorySuppressions,
+		arg.AccountID,
+		arg.Prefix,
+		arg.Reason,
+		arg.N,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const factoryTemplate = `-- name: FactoryTemplate :one

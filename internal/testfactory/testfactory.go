@@ -78,10 +78,12 @@ func (f *Factory) MembersByPrefix(t testing.TB, accountID, listID int64, prefix 
 }
 
 // Membership is a run of memberships of a list to create: every subscriber of the
-// account whose address starts with Prefix, as MembersByPrefix, in Status (empty:
-// the table's subscribed) since StatusAt (nil: now).
+// account whose address starts with Prefix, as MembersByPrefix, or only the one
+// SubscriberID (0: any), in Status (empty: the table's subscribed) since StatusAt
+// (nil: now).
 type Membership struct {
-	Prefix   string
+	Prefix       string
+	SubscriberID int64
 	Status   string
 	StatusAt *time.Time
 }
@@ -91,7 +93,8 @@ type Membership struct {
 func (f *Factory) Memberships(t testing.TB, accountID, listID int64, m Membership) int64 {
 	t.Helper()
 	n, err := f.h.FactoryMembersByPrefix(t.Context(), harnessstore.FactoryMembersByPrefixParams{ListID: listID,
-		AccountID: accountID, Prefix: m.Prefix, Status: or(m.Status, "subscribed"), StatusAt: m.StatusAt})
+		AccountID: accountID, Prefix: m.Prefix, SubscriberID: m.SubscriberID, Status: or(m.Status, "subscribed"),
+		StatusAt: m.StatusAt})
 	if err != nil {
 		t.Fatalf("testfactory: members %s… of list %d: %v", m.Prefix, listID, err)
 	}
@@ -259,6 +262,8 @@ type Send struct {
 	SentAt            *time.Time
 	LeaseUntil        *time.Time
 	ProviderMessageID string
+	// NextAttemptAt is when it is due (nil: the table's -infinity, at once).
+	NextAttemptAt *time.Time
 }
 
 // Send creates the campaign's send to the subscriber and returns its id.
@@ -266,7 +271,7 @@ func (f *Factory) Send(t testing.TB, accountID, campaignID, subscriberID int64, 
 	t.Helper()
 	p := harnessstore.FactorySendParams{CampaignID: campaignID, AccountID: accountID, SubscriberID: subscriberID,
 		Email: s.Email, Status: or(s.Status, "queued"), Attempts: s.Attempts, SentAt: s.SentAt,
-		LeaseUntil: s.LeaseUntil}
+		LeaseUntil: s.LeaseUntil, NextAttemptAt: s.NextAttemptAt}
 	if s.JobID != "" {
 		p.JobID = &s.JobID
 	}
@@ -349,6 +354,32 @@ func (f *Factory) Suppression(t testing.TB, accountID int64, email, reason, sour
 	if err := f.h.FactorySuppression(t.Context(), harnessstore.FactorySuppressionParams{AccountID: accountID,
 		Email: email, Reason: reason, Source: source}); err != nil {
 		t.Fatalf("testfactory: suppression of %q: %v", email, err)
+	}
+}
+
+// Suppressions suppresses n addresses of the account in one statement,
+// <prefix>1@example.com to <prefix>n@example.com (lowered), for the reason, with no
+// source and without the events the product writes.
+func (f *Factory) Suppressions(t testing.TB, accountID int64, prefix string, n int, reason string) {
+	t.Helper()
+	got, err := f.h.FactorySuppressions(t.Context(), harnessstore.FactorySuppressionsParams{AccountID: accountID,
+		Prefix: prefix, Reason: reason, N: int32(n)})
+	if err != nil || got != int64(n) {
+		t.Fatalf("testfactory: %d suppressions %s…: %d made, %v", n, prefix, got, err)
+	}
+}
+
+// Events writes n events of the account of the type in one statement, occurred
+// now, the i-th's data data (nil: {}) plus {numberKey: i} unless numberKey is empty.
+func (f *Factory) Events(t testing.TB, accountID int64, typ string, n int, data json.RawMessage, numberKey string) {
+	t.Helper()
+	if data == nil {
+		data = json.RawMessage(`{}`)
+	}
+	got, err := f.h.FactoryEvents(t.Context(), harnessstore.FactoryEventsParams{AccountID: accountID, Type: typ,
+		Data: data, NumberKey: numberKey, N: int32(n)})
+	if err != nil || got != int64(n) {
+		t.Fatalf("testfactory: %d %s events: %d made, %v", n, typ, got, err)
 	}
 }
 

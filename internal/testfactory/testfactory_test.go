@@ -109,9 +109,29 @@ func TestRowsAsDescribed(t *testing.T) {
 		WHERE campaign_id = $1 AND idx = 2 AND account_id = $2`, ab, acct.ID).Scan(&vSubject, &vHTML))
 	require.Equal(t, []any{"B", (*string)(nil)}, []any{*vSubject, vHTML})
 
+	f.Suppressions(t, acct.ID, "X", 3, "manual")
+	var suppressed []string
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT array_agg(concat_ws(' ', email_lower, reason, source = '')
+		ORDER BY email_lower) FROM suppressions WHERE account_id = $1 AND email_lower LIKE 'x%'`, acct.ID).Scan(&suppressed))
+	require.Equal(t, []string{"x1@example.com manual t", "x2@example.com manual t", "x3@example.com manual t"}, suppressed)
+	f.Events(t, acct.ID, "send.sent", 2, []byte(`{"campaign_id": 7}`), "send_id")
+	f.Events(t, other.ID, "send.sent", 1, nil, "")
+	var datas []string
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT array_agg(data::text ORDER BY id) FROM events
+		WHERE account_id = ANY($1) AND type = 'send.sent'`, []int64{acct.ID, other.ID}).Scan(&datas))
+	require.Equal(t, []string{`{"send_id": 1, "campaign_id": 7}`, `{"send_id": 2, "campaign_id": 7}`, `{}`}, datas)
+
 	queued := f.Send(t, acct.ID, c, ada, testfactory.Send{Email: "Ada@Example.com"})
 	done := f.Send(t, acct.ID, sent, bob, testfactory.Send{Email: "bob@example.com", JobID: "mine", Status: "sent",
 		Attempts: 1, SentAt: &started, ProviderMessageID: "p-1"})
+	retryAt := started.Add(time.Minute)
+	later := f.Send(t, acct.ID, c, bob, testfactory.Send{Email: "bob@example.com", NextAttemptAt: &retryAt})
+	var dueAt time.Time
+	var atOnce bool
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT (SELECT next_attempt_at FROM sends WHERE id = $1),
+		(SELECT next_attempt_at = '-infinity' FROM sends WHERE id = $2)`, later, queued).Scan(&dueAt, &atOnce))
+	require.True(t, dueAt.Equal(retryAt))
+	require.True(t, atOnce)
 	var job, lower string
 	var pmid *string
 	var attempts int32
@@ -194,6 +214,8 @@ func TestRowsAsDescribed(t *testing.T) {
 	pendingList := f.List(t, other.ID, "pending")
 	require.Equal(t, int64(1), f.Memberships(t, other.ID, pendingList, testfactory.Membership{Prefix: "q1@",
 		Status: "pending", StatusAt: &created}))
+	require.Zero(t, f.Memberships(t, other.ID, pendingList, testfactory.Membership{SubscriberID: ada}),
+		"another account's subscriber stays off")
 	var memberStatus string
 	var memberSince time.Time
 	require.NoError(t, pool.QueryRow(t.Context(), `SELECT status, status_at FROM list_members WHERE list_id = $1

@@ -25,12 +25,14 @@ INSERT INTO campaign_variants (account_id, campaign_id, idx, subject, html_templ
 VALUES (@account_id, @campaign_id, @idx, sqlc.narg('subject'), sqlc.narg('html_template'));
 
 -- name: FactorySend :one
--- The job id is the executor's, campaign:<campaign>:<subscriber>, unless one is given.
+-- The job id is the executor's, campaign:<campaign>:<subscriber>, unless one is
+-- given; next_attempt_at null is the table's -infinity (due at once).
 INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status, attempts, sent_at,
-                   lease_until, provider_message_id)
+                   lease_until, provider_message_id, next_attempt_at)
 VALUES (@campaign_id, @account_id, @subscriber_id, @email::text, lower(@email::text),
         coalesce(sqlc.narg('job_id')::text, 'campaign:' || @campaign_id::bigint || ':' || @subscriber_id::bigint),
-        @status, @attempts, sqlc.narg('sent_at'), sqlc.narg('lease_until'), sqlc.narg('provider_message_id'))
+        @status, @attempts, sqlc.narg('sent_at'), sqlc.narg('lease_until'), sqlc.narg('provider_message_id'),
+        coalesce(sqlc.narg('next_attempt_at')::timestamptz, '-infinity'))
 RETURNING id;
 
 -- name: FactoryTrackedLink :exec
@@ -39,7 +41,7 @@ INSERT INTO tracked_links (account_id, campaign_id, idx, url) VALUES (@account_i
 -- name: FactorySubscribers :one
 -- Subscribers first … last in one statement, the i-th <prefix><i><suffix>@<domain>
 -- named name (followed by i if number_name), in statuses[(i-1) % len] with
--- attributes[(i-1) % len] (plus {number_key: i} unless number_key is ''), signed up
+-- attributes[(i-1) % len] (plus {number_key: i} unless number_key is empty), signed up
 -- through a form if signup, created at created_at (null: now). It returns how many
 -- it made and the first one's id (0: none).
 WITH ins AS (
@@ -58,7 +60,7 @@ SELECT count(*) AS n, coalesce(min(id), 0)::bigint AS first_id FROM ins;
 
 -- name: FactorySends :one
 -- A send of the campaign to each subscriber of the account whose address starts with
--- prefix ('': all of them) and whose status is subscriber_status ('': any), after
+-- prefix (empty: all of them) and whose status is subscriber_status (empty: any), after
 -- the subscriber id after, the first n by id (null: all), with the executor's job
 -- ids, in one statement. The k-th (from 1, by subscriber id) is in status
 -- statuses[(k-1) % len] and of variant variants[(k-1) % len] (none: no variant),
@@ -105,12 +107,13 @@ RETURNING id;
 
 -- name: FactoryMembersByPrefix :execrows
 -- Every subscriber of the account whose address starts with the prefix ('': all of
--- them) joins the list in the status, since status_at (null: now), in one
--- statement; one already on it stays as it is.
+-- them), or only the one subscriber_id (0: any), joins the list in the status,
+-- since status_at (null: now), in one statement; one already on it stays as it is.
 INSERT INTO list_members (list_id, subscriber_id, account_id, status, status_at)
 SELECT @list_id::bigint, s.id, s.account_id, @status::text, coalesce(sqlc.narg('status_at')::timestamptz, now())
 FROM subscribers s
 WHERE s.account_id = @account_id::bigint AND s.email_lower LIKE lower(@prefix::text) || '%'
+  AND (@subscriber_id::bigint = 0 OR s.id = @subscriber_id::bigint)
 ORDER BY s.id
 ON CONFLICT DO NOTHING;
 
@@ -121,3 +124,18 @@ INSERT INTO sequence_enrollments (account_id, sequence_id, subscriber_id, email,
 SELECT s.account_id, @sequence_id::bigint, s.id, s.email, @due_at::timestamptz, 'manual'
 FROM subscribers s
 WHERE s.account_id = @account_id::bigint;
+
+-- name: FactoryEvents :execrows
+-- n events of the account of the type in one statement, the i-th's data data plus
+-- {number_key: i} (unless number_key is empty).
+INSERT INTO events (account_id, type, data)
+SELECT @account_id::bigint, @type::text,
+       @data::jsonb || CASE WHEN @number_key::text = '' THEN '{}'::jsonb ELSE jsonb_build_object(@number_key::text, i) END
+FROM generate_series(1, @n::int) i;
+
+-- name: FactorySuppressions :execrows
+-- n suppressions of the account in one statement, <prefix>1@example.com to
+-- <prefix>n@example.com, for the reason, with no source and no events.
+INSERT INTO suppressions (account_id, email_lower, reason)
+SELECT @account_id::bigint, lower(@prefix::text) || i || '@example.com', @reason::text
+FROM generate_series(1, @n::int) i;
