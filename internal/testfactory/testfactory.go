@@ -84,8 +84,8 @@ func (f *Factory) MembersByPrefix(t testing.TB, accountID, listID int64, prefix 
 type Membership struct {
 	Prefix       string
 	SubscriberID int64
-	Status   string
-	StatusAt *time.Time
+	Status       string
+	StatusAt     *time.Time
 }
 
 // Memberships adds the run to the list in one statement; one already on it stays
