@@ -18,6 +18,7 @@ import (
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/invariant"
 	"github.com/sendonce/sendonce/internal/sink"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // TestServeSendsAnApprovedCampaignThroughTheHTTPProvider runs the real service with
@@ -30,10 +31,8 @@ func TestServeSendsAnApprovedCampaignThroughTheHTTPProvider(t *testing.T) {
 	pool := dbtest.New(t)
 	acc, key, err := account.NewService(pool).Create(ctx, "acme")
 	require.NoError(t, err)
-	_, err = pool.Exec(ctx, `INSERT INTO subscribers (account_id, email, email_lower, name, status)
-		SELECT $1, 'r' || i || '@example.com', 'r' || i || '@example.com', 'R' || i, 'confirmed'
-		FROM generate_series(1, 200) i`, acc.ID)
-	require.NoError(t, err)
+	testfactory.New(pool).BulkSubscribers(t, acc.ID, testfactory.Bulk{Prefix: "r", N: 200, Name: "R", NumberName: true,
+		Statuses: []string{"confirmed"}})
 
 	s := sink.NewHTTP(sink.HTTPOptions{KeepDeliveries: true})
 	sinkURL, err := s.Listen("127.0.0.1:0")

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/sender"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // apiFake is a provider-shaped HTTP server that records what it was sent.
@@ -112,10 +114,8 @@ func TestServeRoutesEachAccountThroughItsSender(t *testing.T) {
 	accB, keyB, err := accounts.Create(ctx, "b")
 	require.NoError(t, err)
 	for _, acc := range []int64{accA.ID, accB.ID} {
-		_, err = pool.Exec(ctx, `INSERT INTO subscribers (account_id, email, email_lower, name, status)
-			SELECT $1::bigint, 'r' || i || '-' || $1::bigint || '@example.com', 'r' || i || '-' || $1::bigint || '@example.com', 'R', 'confirmed'
-			FROM generate_series(1, 60) i`, acc)
-		require.NoError(t, err)
+		testfactory.New(pool).BulkSubscribers(t, acc, testfactory.Bulk{Prefix: "r", Suffix: "-" + strconv.FormatInt(acc, 10),
+			N: 60, Name: "R", Statuses: []string{"confirmed"}})
 	}
 	fakeA, fakeB, fakeBad := resendFake(t), postmarkFake(t, 200), postmarkFake(t, 401)
 

@@ -39,8 +39,8 @@ func TestDeleteAccountInBoundedTransactions(t *testing.T) {
 		fx.MembersByPrefix(t, acct, fx.List(t, acct, "all"), "")
 		c := fx.Campaign(t, acct, testfactory.Campaign{Subject: "C", FromEmail: "news@example.com", Text: "Hi", Status: "sent"})
 		fx.SendsToAll(t, acct, c, "sent")
-		exec(`INSERT INTO events (account_id, type, data) SELECT $1, 'send.sent', '{}' FROM generate_series(1, $2::int)`, acct, n)
-		exec(`INSERT INTO suppressions (account_id, email_lower, reason) SELECT $1, 'x' || i || '@example.com', 'manual' FROM generate_series(1, $2::int) i`, acct, n)
+		fx.Events(t, acct, "send.sent", n, nil, "")
+		fx.Suppressions(t, acct, "x", n, "manual")
 	}
 	exec(`CREATE TABLE deleted_per_tx (xid xid8, n bigint)`)
 	exec(`CREATE FUNCTION count_deleted() RETURNS trigger LANGUAGE plpgsql AS $$

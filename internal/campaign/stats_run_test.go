@@ -60,10 +60,8 @@ func TestStatsEqualRecountAfterARun(t *testing.T) {
 	ctx := context.Background()
 	acc, _, err := account.NewService(pool).Create(ctx, "a")
 	require.NoError(t, err)
-	_, err = pool.Exec(ctx, `INSERT INTO subscribers (account_id, email, email_lower, name, status)
-		SELECT $1, 'r' || i || '@example.com', 'r' || i || '@example.com', 'R', 'confirmed' FROM generate_series(1, 40) i`, acc.ID)
-	require.NoError(t, err)
 	fx := testfactory.New(pool)
+	fx.BulkSubscribers(t, acc.ID, testfactory.Bulk{Prefix: "r", N: 40, Name: "R", Statuses: []string{"confirmed"}})
 	now := time.Now()
 	id := fx.Campaign(t, acc.ID, testfactory.Campaign{Subject: "Hi", FromEmail: "news@example.com", HTML: "<p>Hi</p>",
 		Text: "Hi", Status: "approved", ScheduledFor: &now, ApprovedAt: &now})

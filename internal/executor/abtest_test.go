@@ -10,6 +10,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // abCampaign makes approved campaign c of acct an A/B test: mode, with the
@@ -23,12 +24,7 @@ func (f fixture) abCampaign(acct, c int64, mode string, percent *int, wait int, 
 	f.exec(`UPDATE campaigns SET ab_mode = $2, ab_variants = $3, ab_test_percent = $4, ab_wait_seconds = $5,
 		ab_metric = $6 WHERE id = $1`, c, mode, len(subjects), percent, w, m)
 	for i, s := range subjects {
-		var subject any
-		if s != "" {
-			subject = s
-		}
-		f.exec(`INSERT INTO campaign_variants (account_id, campaign_id, idx, subject) VALUES ($1, $2, $3, $4)`,
-			acct, c, i+1, subject)
+		testfactory.New(f.pool).Variant(f.t, acct, c, testfactory.Variant{Idx: int16(i + 1), Subject: s})
 	}
 }
 

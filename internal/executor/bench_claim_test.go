@@ -37,10 +37,8 @@ func benchCampaign(b *testing.B, pool *pgxpool.Pool, rows int) int64 {
 	now := time.Now()
 	id = fx.Campaign(b, acct, testfactory.Campaign{Name: "bench", Subject: "Hello", FromEmail: "news@example.com",
 		Text: "Hi {{.Name}}", Status: "approved", ScheduledFor: &now, ApprovedAt: &now})
-	_, err := pool.Exec(ctx, `INSERT INTO subscribers (account_id, email, email_lower, name, status)
-		SELECT $1, 'b' || i || '@example.com', 'b' || i || '@example.com', 'Sub ' || i, 'confirmed'
-		FROM generate_series(1, $2::int) i`, acct, rows)
-	must(err)
+	fx.BulkSubscribers(b, acct, testfactory.Bulk{Prefix: "b", N: rows, Name: "Sub ", NumberName: true,
+		Statuses: []string{"confirmed"}})
 	_, started, err := StartCampaign(ctx, pool, id, nil)
 	must(err)
 	if !started {

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"strconv"
 	"testing"
@@ -11,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/internal/dbtest"
+	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // BenchmarkLocalTimeBuild measures what deliver_at_local costs the build: each
@@ -30,31 +33,28 @@ func BenchmarkLocalTimeBuild(b *testing.B) {
 	pool, err := pgxpool.New(ctx, dbtest.URL(b))
 	require.NoError(b, err)
 	b.Cleanup(pool.Close)
-	var acct int64
-	require.NoError(b, pool.QueryRow(ctx, `INSERT INTO accounts (name, time_zone) VALUES ('a', 'Europe/Paris') RETURNING id`).Scan(&acct))
-	_, err = pool.Exec(ctx, `INSERT INTO subscribers (account_id, email, email_lower, status, attributes)
-		SELECT $1, 's' || i || '@example.com', 's' || i || '@example.com', 'confirmed',
-		       CASE i % 8 WHEN 0 THEN '{}'::jsonb WHEN 1 THEN '{"timezone": "Mars/Olympus"}'
-		            WHEN 2 THEN '{"timezone": "Asia/Tokyo"}' WHEN 3 THEN '{"timezone": "Asia/Tokyo"}'
-		            WHEN 4 THEN '{"timezone": "Europe/Berlin"}' WHEN 5 THEN '{"timezone": "Europe/Berlin"}'
-		            ELSE '{"timezone": "America/New_York"}' END
-		FROM generate_series(1, $2::int) i`, acct, rows)
+	fx := testfactory.New(pool)
+	acct := fx.Account(b, "a").ID
+	paris := "Europe/Paris"
+	_, err = store.New(pool).AccountUpdateSettings(ctx, store.AccountUpdateSettingsParams{AccountID: acct, TimeZone: &paris})
 	require.NoError(b, err)
+	zone := func(z string) json.RawMessage { return json.RawMessage(`{"timezone": "` + z + `"}`) }
+	// The i-th subscriber's zone is zones[(i-1) % 8]: i % 8 = 1 Mars, 2-3 Tokyo, 4-5 Berlin, 6-7 New York, 0 none.
+	zones := []json.RawMessage{zone("Mars/Olympus"), zone("Asia/Tokyo"), zone("Asia/Tokyo"), zone("Europe/Berlin"),
+		zone("Europe/Berlin"), zone("America/New_York"), zone("America/New_York"), json.RawMessage(`{}`)}
+	fx.BulkSubscribers(b, acct, testfactory.Bulk{Prefix: "s", N: rows, Statuses: []string{"confirmed"}, Attributes: zones})
 	_, err = pool.Exec(ctx, `ANALYZE subscribers`)
 	require.NoError(b, err)
 	e, err := New(pool, newFake(true), Config{}, nil, nil)
 	require.NoError(b, err)
 	build := func(local bool) time.Duration {
-		var id int64
-		var at *string
+		at := ""
 		if local {
-			v := "09:00"
-			at = &v
+			at = "09:00"
 		}
-		require.NoError(b, pool.QueryRow(ctx, `INSERT INTO campaigns (account_id, name, subject, from_email,
-			text_template, status, scheduled_for, approved_at, deliver_at_local)
-			VALUES ($1, 'c', 's', 'news@example.com', 't', 'approved', now() - interval '1 minute', now(), $2)
-			RETURNING id`, acct, at).Scan(&id))
+		scheduled, now := time.Now().Add(-time.Minute), time.Now()
+		id := fx.Campaign(b, acct, testfactory.Campaign{FromEmail: "news@example.com", Text: "t", Status: "approved",
+			ScheduledFor: &scheduled, ApprovedAt: &now, DeliverAtLocal: at})
 		t0 := time.Now()
 		ok, err := e.startCampaign(ctx, id)
 		d := time.Since(t0)

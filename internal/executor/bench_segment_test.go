@@ -2,7 +2,9 @@ package executor
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -59,12 +61,19 @@ func BenchmarkSegmentBuild(b *testing.B) {
 	acct := fx.Account(b, "a").ID
 	t0 := time.Now()
 	// Plans pro / free / team in 1 / 6 / 3 parts; seats 0..49.
-	_, err = pool.Exec(ctx, `INSERT INTO subscribers (account_id, email, email_lower, status, attributes)
-		SELECT $1, 's' || i || '@example.com', 's' || i || '@example.com', 'confirmed',
-		       jsonb_build_object('plan', CASE WHEN i % 10 = 0 THEN 'pro' WHEN i % 10 < 7 THEN 'free' ELSE 'team' END,
-		                          'seats', i % 50)
-		FROM generate_series(1, $2::int) i`, acct, rows)
-	require.NoError(b, err)
+	plans := make([]json.RawMessage, 50) // the i-th subscriber takes plans[(i-1) % 50]
+	for k := range plans {
+		i := k + 1
+		plan := "team"
+		switch {
+		case i%10 == 0:
+			plan = "pro"
+		case i%10 < 7:
+			plan = "free"
+		}
+		plans[k] = json.RawMessage(fmt.Sprintf(`{"plan": %q, "seats": %d}`, plan, i%50))
+	}
+	fx.BulkSubscribers(b, acct, testfactory.Bulk{Prefix: "s", N: rows, Statuses: []string{"confirmed"}, Attributes: plans})
 	_, err = pool.Exec(ctx, `ANALYZE subscribers`)
 	require.NoError(b, err)
 	b.Logf("loaded %d subscribers per account in %s", rows, time.Since(t0).Round(time.Millisecond))
@@ -73,12 +82,9 @@ func BenchmarkSegmentBuild(b *testing.B) {
 	e, err := New(pool, newFake(true), Config{}, nil, nil)
 	require.NoError(b, err)
 	newCampaign := func() int64 {
-		var id int64
-		require.NoError(b, pool.QueryRow(ctx, `INSERT INTO campaigns (account_id, name, subject, from_email,
-			text_template, status, scheduled_for, approved_at, segment_id)
-			VALUES ($1, 'c', 's', 'news@example.com', 't', 'approved', now() - interval '1 minute', now(), $2)
-			RETURNING id`, acct, seg).Scan(&id))
-		return id
+		due, now := time.Now().Add(-time.Minute), time.Now()
+		return fx.Campaign(b, acct, testfactory.Campaign{FromEmail: "news@example.com", Text: "t", Status: "approved",
+			ScheduledFor: &due, ApprovedAt: &now, SegmentID: &seg})
 	}
 	var built int64
 	b.ResetTimer()

@@ -16,6 +16,7 @@ import (
 	"github.com/sendonce/sendonce/internal/invariant"
 	"github.com/sendonce/sendonce/internal/store"
 	"github.com/sendonce/sendonce/internal/suppression"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // started returns a fixture with one started campaign of n confirmed recipients
@@ -175,8 +176,10 @@ func TestClaimUsesThePartialIndex(t *testing.T) {
 	ctx := context.Background()
 	acct := f.account("a")
 	f.subscribers(acct, "s", 2000, "confirmed")
-	f.exec(`INSERT INTO campaigns (account_id, name, subject, from_email, status)
-		SELECT $1, 'c' || i, 's', 'a@example.com', 'sent' FROM generate_series(1, 100) i`, acct)
+	fx := testfactory.New(pool)
+	for i := 1; i <= 100; i++ {
+		fx.Campaign(t, acct, testfactory.Campaign{Name: fmt.Sprintf("c%d", i), Status: "sent"})
+	}
 	f.exec(`UPDATE campaigns SET status = 'sending' WHERE id = (SELECT max(id) FROM campaigns)`)
 	// 200,000 rows: 99 finished campaigns, and the last one a quarter sent.
 	f.exec(`INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status, sent_at)
@@ -184,8 +187,7 @@ func TestClaimUsesThePartialIndex(t *testing.T) {
 		       CASE WHEN c.status = 'sent' OR s.id % 4 = 0 THEN 'sent' ELSE 'queued' END, now()
 		FROM campaigns c CROSS JOIN subscribers s`)
 	// Suppressed addresses, none of them the campaign's: the check must probe them.
-	f.exec(`INSERT INTO suppressions (account_id, email_lower, reason)
-		SELECT $1, 'gone' || i || '@example.com', 'hard_bounce' FROM generate_series(1, 5000) i`, acct)
+	fx.Suppressions(t, acct, "gone", 5000, "hard_bounce")
 	f.exec(`ANALYZE sends`)
 	f.exec(`ANALYZE campaigns`)
 	f.exec(`ANALYZE subscribers`)

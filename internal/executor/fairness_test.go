@@ -167,9 +167,7 @@ func TestBuildOfADeadExecutorIsTakenOverAndNeverFinishedPartial(t *testing.T) {
 	require.NoError(t, err)
 	// The dead builder got three rows in before it stopped.
 	f.exec(`UPDATE campaigns SET status = 'building', build_executor_id = $1 WHERE id = $2`, dead, c)
-	f.exec(`INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id)
-		SELECT $1::bigint, account_id, id, email, email_lower, 'campaign:' || $1::bigint || ':' || id FROM subscribers
-		WHERE account_id = $2 AND status = 'confirmed' ORDER BY id LIMIT 3`, c, acct)
+	testfactory.New(pool).Sends(t, acct, c, testfactory.Sends{SubscriberStatus: "confirmed", Limit: 3})
 	first := f.int64(`SELECT min(id) FROM sends WHERE campaign_id = $1`, c)
 
 	e := newExecutor(t, pool, newFake(true), Config{Now: clk.Now})

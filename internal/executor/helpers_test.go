@@ -120,12 +120,8 @@ func (f fixture) account(name string) int64 {
 
 // subscribers adds n subscribers prefix<i>@example.com with status and returns the first id.
 func (f fixture) subscribers(acct int64, prefix string, n int, status string) int64 {
-	return f.int64(`WITH ins AS (
-		INSERT INTO subscribers (account_id, email, email_lower, name, status, attributes)
-		SELECT $1, $2 || i || '@example.com', lower($2 || i || '@example.com'), 'Sub ' || i, $4,
-		       jsonb_build_object('n', i)
-		FROM generate_series(1, $3::int) i RETURNING id)
-		SELECT coalesce(min(id), 0) FROM ins`, acct, prefix, n, status)
+	return testfactory.New(f.pool).BulkSubscribers(f.t, acct, testfactory.Bulk{Prefix: prefix, N: n, Name: "Sub ",
+		NumberName: true, Statuses: []string{status}, NumberKey: "n"})
 }
 
 func (f fixture) list(acct int64, name string) int64 {
@@ -139,14 +135,10 @@ func (f fixture) members(acct, list int64, prefix string) {
 
 // campaign inserts an approved campaign due at scheduled.
 func (f fixture) campaign(acct int64, lists []int64, policy string, scheduled time.Time) int64 {
-	if lists == nil {
-		lists = []int64{}
-	}
-	return f.int64(`INSERT INTO campaigns (account_id, name, subject, from_email, html_template, text_template,
-		list_ids, status, ambiguous_policy, scheduled_for, approved_at)
-		VALUES ($1, 'c', 'Hello {{.Name}}', 'news@example.com', '<p>Hi {{.Name}} {{.Attributes.n}}</p>
-		<a href="{{.UnsubscribeURL}}">unsubscribe</a>', 'Hi {{.Name}}', $2, 'approved', $3, $4, $4)
-		RETURNING id`, acct, lists, policy, scheduled)
+	return testfactory.New(f.pool).Campaign(f.t, acct, testfactory.Campaign{Subject: "Hello {{.Name}}",
+		FromEmail: "news@example.com", HTML: `<p>Hi {{.Name}} {{.Attributes.n}}</p>
+		<a href="{{.UnsubscribeURL}}">unsubscribe</a>`, Text: "Hi {{.Name}}", ListIDs: lists, Status: "approved",
+		Policy: policy, ScheduledFor: &scheduled, ApprovedAt: &scheduled})
 }
 
 // start builds and starts an approved, due campaign the way the scheduler does, and

@@ -14,6 +14,7 @@ import (
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/pacing"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // stamps records when each accepted message went out, by recipient domain.
@@ -47,9 +48,8 @@ func pacingSetup(t *testing.T, cfg Config, rt Route, perDomain int, domains ...s
 	sid := f.sender(acct, "relay", "smtp", false)
 	list := f.list(acct, "l")
 	for _, d := range domains {
-		f.exec(`INSERT INTO subscribers (account_id, email, email_lower, name, status)
-			SELECT $1, 'p' || i || '@' || $2, 'p' || i || '@' || $2, 'P', 'confirmed' FROM generate_series(1, $3::int) i`,
-			acct, d, perDomain)
+		testfactory.New(pool).BulkSubscribers(t, acct, testfactory.Bulk{Prefix: "p", Domain: d, N: perDomain, Name: "P",
+			Statuses: []string{"confirmed"}})
 	}
 	f.members(acct, list, "p")
 	c := f.campaign(acct, []int64{list}, "skip", time.Now().Add(-time.Minute))

@@ -10,6 +10,7 @@ import (
 	campaignsvc "github.com/sendonce/sendonce/internal/campaign"
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/store"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // retentionFixture has one account with 30 subscribers and four campaigns: sent
@@ -25,12 +26,8 @@ func retentionFixture(t *testing.T, clk *heldClock) (f fixture, old, recent, sen
 		f.exec(`UPDATE campaigns SET status = $2::text,
 			finished_at = CASE WHEN $2::text = 'sent' THEN $3::timestamptz END,
 			cancelled_at = CASE WHEN $2::text = 'cancelled' THEN $3::timestamptz END WHERE id = $1`, id, status, ended)
-		f.exec(`INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status, lease_until)
-			SELECT $1::bigint, s.account_id, s.id, s.email, s.email_lower, 'campaign:' || $1::bigint || ':' || s.id,
-			       ($2::text[])[1 + (row_number() OVER (ORDER BY s.id) - 1) % cardinality($2::text[])],
-			       CASE WHEN ($2::text[])[1 + (row_number() OVER (ORDER BY s.id) - 1) % cardinality($2::text[])] = 'sending'
-			            THEN $3::timestamptz END
-			FROM subscribers s WHERE s.account_id = $4`, id, statuses, ended.Add(time.Hour), acct)
+		lease := ended.Add(time.Hour)
+		testfactory.New(pool).Sends(t, acct, id, testfactory.Sends{Statuses: statuses, LeaseUntil: &lease})
 		// The kept counters, as the statements that settle rows write them (/stats reads them).
 		f.exec(`INSERT INTO campaign_counts (campaign_id, account_id, domain, sent)
 			SELECT campaign_id, account_id, split_part(email_lower, '@', 2), count(*) FROM sends

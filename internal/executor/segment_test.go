@@ -89,9 +89,7 @@ func TestFailedBuildRemovesItsRowsInBoundedTransactions(t *testing.T) {
 	seg := testfactory.New(pool).Segment(t, acct, testfactory.Segment{Name: "slow",
 		Match: "exists($.a[*] ? (exists($.a[*] ? (exists($.a[*] ? (@ == -1))))))"})
 	queue := func(c int64) {
-		f.exec(`INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id)
-			SELECT $1::bigint, account_id, id, email, email_lower, 'campaign:' || $1::bigint || ':' || id
-			FROM subscribers WHERE account_id = $2 AND email_lower LIKE 'q%'`, c, acct)
+		testfactory.New(pool).Sends(t, acct, c, testfactory.Sends{Prefix: "q"})
 	}
 	// A build whose builder died after queuing 2,500 rows: anyone's to take over.
 	c := f.campaign(acct, nil, "skip", clk.Now())

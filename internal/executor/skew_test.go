@@ -13,6 +13,7 @@ import (
 
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/provider"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // A host whose clock is off from PostgreSQL's: leases, heartbeats and retry times
@@ -215,8 +216,9 @@ func TestSkewedClockWakesForTheQueuedMessage(t *testing.T) {
 			c := f.campaign(acct, nil, "skip", time.Now())
 			f.exec(`UPDATE campaigns SET kind = 'messages', status = 'sending' WHERE id = $1`, c)
 			sub := f.subscribers(acct, "m", 1, "confirmed")
-			f.exec(`INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, next_attempt_at)
-				VALUES ($1, $2, $3, 'm1@example.com', 'm1@example.com', 'message:x', now() + interval '20 seconds')`, c, acct, sub)
+			due := time.Now().Add(20 * time.Second)
+			testfactory.New(pool).Send(t, acct, c, sub, testfactory.Send{Email: "m1@example.com", JobID: "message:x",
+				NextAttemptAt: &due})
 			e := newExecutor(t, pool, newFake(true), Config{ClockSkew: skew})
 			ctx := context.Background()
 			d := e.newDealer()

@@ -13,26 +13,35 @@ import (
 
 const factoryCampaign = `-- name: FactoryCampaign :one
 INSERT INTO campaigns (account_id, name, subject, from_email, html_template, text_template, status, list_ids,
-                       archive, sender_id, scheduled_for, approved_at, started_at)
+                       archive, sender_id, scheduled_for, approved_at, started_at, language, ambiguous_policy,
+                       segment_id, deliver_at_local, ab_mode, ab_variants)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8::bigint[],
-        $9, $10, $11, $12, $13)
+        $9, $10, $11, $12, $13,
+        $14, $15, $16, $17, $18,
+        $19)
 RETURNING id
 `
 
 type FactoryCampaignParams struct {
-	AccountID    int64
-	Name         string
-	Subject      string
-	FromEmail    string
-	HtmlTemplate string
-	TextTemplate string
-	Status       string
-	ListIds      []int64
-	Archive      bool
-	SenderID     *int64
-	ScheduledFor *time.Time
-	ApprovedAt   *time.Time
-	StartedAt    *time.Time
+	AccountID       int64
+	Name            string
+	Subject         string
+	FromEmail       string
+	HtmlTemplate    string
+	TextTemplate    string
+	Status          string
+	ListIds         []int64
+	Archive         bool
+	SenderID        *int64
+	ScheduledFor    *time.Time
+	ApprovedAt      *time.Time
+	StartedAt       *time.Time
+	Language        string
+	AmbiguousPolicy string
+	SegmentID       *int64
+	DeliverAtLocal  *string
+	AbMode          *string
+	AbVariants      *int16
 }
 
 func (q *Queries) FactoryCampaign(ctx context.Context, arg FactoryCampaignParams) (int64, error) {
@@ -50,6 +59,12 @@ func (q *Queries) FactoryCampaign(ctx context.Context, arg FactoryCampaignParams
 		arg.ScheduledFor,
 		arg.ApprovedAt,
 		arg.StartedAt,
+		arg.Language,
+		arg.AmbiguousPolicy,
+		arg.SegmentID,
+		arg.DeliverAtLocal,
+		arg.AbMode,
+		arg.AbVariants,
 	)
 	var id int64
 	err := row.Scan(&id)
@@ -79,25 +94,68 @@ func (q *Queries) FactoryEnrollEveryone(ctx context.Context, arg FactoryEnrollEv
 	return result.RowsAffected(), nil
 }
 
+const factoryEvents = `-- name: FactoryEvents :execrows
+INSERT INTO events (account_id, type, data)
+SELECT $1::bigint, $2::text,
+       $3::jsonb || CASE WHEN $4::text = '' THEN '{}'::jsonb ELSE jsonb_build_object($4::text, i) END
+FROM generate_series(1, $5::int) i
+`
+
+type FactoryEventsParams struct {
+	AccountID int64
+	Type      string
+	Data      json.RawMessage
+	NumberKey string
+	N         int32
+}
+
+// n events of the account of the type in one statement, the i-th's data data plus
+// {number_key: i} (unless number_key is empty).
+func (q *Queries) FactoryEvents(ctx context.Context, arg FactoryEventsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, factoryEvents,
+		arg.AccountID,
+		arg.Type,
+		arg.Data,
+		arg.NumberKey,
+		arg.N,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const factoryMembersByPrefix = `-- name: FactoryMembersByPrefix :execrows
-INSERT INTO list_members (list_id, subscriber_id, account_id)
-SELECT $1::bigint, s.id, s.account_id
+INSERT INTO list_members (list_id, subscriber_id, account_id, status, status_at)
+SELECT $1::bigint, s.id, s.account_id, $2::text, coalesce($3::timestamptz, now())
 FROM subscribers s
-WHERE s.account_id = $2::bigint AND s.email_lower LIKE lower($3::text) || '%'
+WHERE s.account_id = $4::bigint AND s.email_lower LIKE lower($5::text) || '%'
+  AND ($6::bigint = 0 OR s.id = $6::bigint)
 ORDER BY s.id
 ON CONFLICT DO NOTHING
 `
 
 type FactoryMembersByPrefixParams struct {
-	ListID    int64
-	AccountID int64
-	Prefix    string
+	ListID       int64
+	Status       string
+	StatusAt     *time.Time
+	AccountID    int64
+	Prefix       string
+	SubscriberID int64
 }
 
 // Every subscriber of the account whose address starts with the prefix (”: all of
-// them) joins the list, in one statement; one already on it stays as it is.
+// them), or only the one subscriber_id (0: any), joins the list in the status,
+// since status_at (null: now), in one statement; one already on it stays as it is.
 func (q *Queries) FactoryMembersByPrefix(ctx context.Context, arg FactoryMembersByPrefixParams) (int64, error) {
-	result, err := q.db.Exec(ctx, factoryMembersByPrefix, arg.ListID, arg.AccountID, arg.Prefix)
+	result, err := q.db.Exec(ctx, factoryMembersByPrefix,
+		arg.ListID,
+		arg.Status,
+		arg.StatusAt,
+		arg.AccountID,
+		arg.Prefix,
+		arg.SubscriberID,
+	)
 	if err != nil {
 		return 0, err
 	}
@@ -106,10 +164,11 @@ func (q *Queries) FactoryMembersByPrefix(ctx context.Context, arg FactoryMembers
 
 const factorySend = `-- name: FactorySend :one
 INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status, attempts, sent_at,
-                   lease_until, provider_message_id)
+                   lease_until, provider_message_id, next_attempt_at)
 VALUES ($1, $2, $3, $4::text, lower($4::text),
         coalesce($5::text, 'campaign:' || $1::bigint || ':' || $3::bigint),
-        $6, $7, $8, $9, $10)
+        $6, $7, $8, $9, $10,
+        coalesce($11::timestamptz, '-infinity'))
 RETURNING id
 `
 
@@ -124,9 +183,11 @@ type FactorySendParams struct {
 	SentAt            *time.Time
 	LeaseUntil        *time.Time
 	ProviderMessageID *string
+	NextAttemptAt     *time.Time
 }
 
-// The job id is the executor's, campaign:<campaign>:<subscriber>, unless one is given.
+// The job id is the executor's, campaign:<campaign>:<subscriber>, unless one is
+// given; next_attempt_at null is the table's -infinity (due at once).
 func (q *Queries) FactorySend(ctx context.Context, arg FactorySendParams) (int64, error) {
 	row := q.db.QueryRow(ctx, factorySend,
 		arg.CampaignID,
@@ -139,6 +200,7 @@ func (q *Queries) FactorySend(ctx context.Context, arg FactorySendParams) (int64
 		arg.SentAt,
 		arg.LeaseUntil,
 		arg.ProviderMessageID,
+		arg.NextAttemptAt,
 	)
 	var id int64
 	err := row.Scan(&id)
@@ -170,33 +232,75 @@ func (q *Queries) FactorySender(ctx context.Context, arg FactorySenderParams) (i
 	return id, err
 }
 
-const factorySendsToAll = `-- name: FactorySendsToAll :execrows
-INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status)
-SELECT $1::bigint, s.account_id, s.id, s.email, s.email_lower,
-       'campaign:' || $1::bigint || ':' || s.id, $2::text
-FROM subscribers s
-WHERE s.account_id = $3::bigint
+const factorySends = `-- name: FactorySends :one
+WITH ins AS (
+    INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status, sent_at, lease_until,
+                       variant)
+    SELECT $1::bigint, s.account_id, s.id, s.email, s.email_lower,
+           'campaign:' || $1::bigint || ':' || s.id, st.status,
+           CASE WHEN st.status = 'sent' THEN $2::timestamptz END,
+           CASE WHEN st.status = 'sending' THEN $3::timestamptz END,
+           ($4::smallint[])[1 + (s.k - 1) % nullif(cardinality($4::smallint[]), 0)]
+    FROM (SELECT s.id, s.account_id, s.email, s.email_lower, row_number() OVER (ORDER BY s.id) AS k
+          FROM subscribers s
+          WHERE s.account_id = $5::bigint AND s.email_lower LIKE lower($6::text) || '%'
+            AND ($7::text = '' OR s.status = $7::text) AND s.id > $8::bigint
+          ORDER BY s.id
+          LIMIT $9::bigint) s,
+         LATERAL (SELECT ($10::text[])[1 + (s.k - 1) % cardinality($10::text[])] AS status) st
+    ORDER BY s.id
+    RETURNING subscriber_id)
+SELECT count(*) AS n, coalesce(max(subscriber_id), 0)::bigint AS last_subscriber FROM ins
 `
 
-type FactorySendsToAllParams struct {
-	CampaignID int64
-	Status     string
-	AccountID  int64
+type FactorySendsParams struct {
+	CampaignID       int64
+	SentAt           *time.Time
+	LeaseUntil       *time.Time
+	Variants         []int16
+	AccountID        int64
+	Prefix           string
+	SubscriberStatus string
+	After            int64
+	N                *int64
+	Statuses         []string
 }
 
-// A send of the campaign to every subscriber of the account, with the executor's job ids.
-func (q *Queries) FactorySendsToAll(ctx context.Context, arg FactorySendsToAllParams) (int64, error) {
-	result, err := q.db.Exec(ctx, factorySendsToAll, arg.CampaignID, arg.Status, arg.AccountID)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+type FactorySendsRow struct {
+	N              int64
+	LastSubscriber int64
+}
+
+// A send of the campaign to each subscriber of the account whose address starts with
+// prefix (empty: all of them) and whose status is subscriber_status (empty: any), after
+// the subscriber id after, the first n by id (null: all), with the executor's job
+// ids, in one statement. The k-th (from 1, by subscriber id) is in status
+// statuses[(k-1) % len] and of variant variants[(k-1) % len] (none: no variant),
+// sent at sent_at if sent, leased until lease_until if sending. It returns how many
+// it made and the last subscriber's id (0: none).
+func (q *Queries) FactorySends(ctx context.Context, arg FactorySendsParams) (FactorySendsRow, error) {
+	row := q.db.QueryRow(ctx, factorySends,
+		arg.CampaignID,
+		arg.SentAt,
+		arg.LeaseUntil,
+		arg.Variants,
+		arg.AccountID,
+		arg.Prefix,
+		arg.SubscriberStatus,
+		arg.After,
+		arg.N,
+		arg.Statuses,
+	)
+	var i FactorySendsRow
+	err := row.Scan(&i.N, &i.LastSubscriber)
+	return i, err
 }
 
 const factorySubscriber = `-- name: FactorySubscriber :one
 
-INSERT INTO subscribers (account_id, email, email_lower, name, attributes, status)
-VALUES ($1, $2::text, lower($2::text), $3, $4, $5)
+INSERT INTO subscribers (account_id, email, email_lower, name, attributes, status, signup, created_at)
+VALUES ($1, $2::text, lower($2::text), $3, $4, $5, $6,
+        coalesce($7::timestamptz, now()))
 RETURNING id
 `
 
@@ -206,11 +310,14 @@ type FactorySubscriberParams struct {
 	Name       string
 	Attributes json.RawMessage
 	Status     string
+	Signup     bool
+	CreatedAt  *time.Time
 }
 
 // The shared test factory's rows (internal/testfactory): the shapes tests build by
 // hand where the product has no query that writes them as they are (a subscriber in
 // any status, a campaign in any state, a send already settled). Only tests use them.
+// created_at null: now.
 func (q *Queries) FactorySubscriber(ctx context.Context, arg FactorySubscriberParams) (int64, error) {
 	row := q.db.QueryRow(ctx, factorySubscriber,
 		arg.AccountID,
@@ -218,37 +325,75 @@ func (q *Queries) FactorySubscriber(ctx context.Context, arg FactorySubscriberPa
 		arg.Name,
 		arg.Attributes,
 		arg.Status,
+		arg.Signup,
+		arg.CreatedAt,
 	)
 	var id int64
 	err := row.Scan(&id)
 	return id, err
 }
 
-const factorySubscribers = `-- name: FactorySubscribers :execrows
-INSERT INTO subscribers (account_id, email, email_lower, status)
-SELECT $1, $2::text || i || '@example.com', lower($2::text) || i || '@example.com', $3
-FROM generate_series(1, $4::int) i
+const factorySubscribers = `-- name: FactorySubscribers :one
+WITH ins AS (
+    INSERT INTO subscribers (account_id, email, email_lower, name, status, attributes, signup, created_at)
+    SELECT $1::bigint, e.email, lower(e.email),
+           $2::text || CASE WHEN $3::bool THEN i::text ELSE '' END,
+           ($4::text[])[1 + (i - 1) % cardinality($4::text[])],
+           ($5::jsonb[])[1 + (i - 1) % cardinality($5::jsonb[])]
+               || CASE WHEN $6::text = '' THEN '{}'::jsonb ELSE jsonb_build_object($6::text, i) END,
+           $7::bool, coalesce($8::timestamptz, now())
+    FROM generate_series($9::int, $10::int) i,
+         LATERAL (SELECT $11::text || i || $12::text || '@' || $13::text AS email) e
+    ORDER BY i
+    RETURNING id)
+SELECT count(*) AS n, coalesce(min(id), 0)::bigint AS first_id FROM ins
 `
 
 type FactorySubscribersParams struct {
-	AccountID int64
-	Prefix    string
-	Status    string
-	N         int32
+	AccountID  int64
+	Name       string
+	NumberName bool
+	Statuses   []string
+	Attributes []json.RawMessage
+	NumberKey  string
+	Signup     bool
+	CreatedAt  *time.Time
+	First      int32
+	Last       int32
+	Prefix     string
+	Suffix     string
+	Domain     string
 }
 
-// n subscribers <prefix>1@example.com … <prefix>n@example.com in one statement.
-func (q *Queries) FactorySubscribers(ctx context.Context, arg FactorySubscribersParams) (int64, error) {
-	result, err := q.db.Exec(ctx, factorySubscribers,
+type FactorySubscribersRow struct {
+	N       int64
+	FirstID int64
+}
+
+// Subscribers first … last in one statement, the i-th <prefix><i><suffix>@<domain>
+// named name (followed by i if number_name), in statuses[(i-1) % len] with
+// attributes[(i-1) % len] (plus {number_key: i} unless number_key is empty), signed up
+// through a form if signup, created at created_at (null: now). It returns how many
+// it made and the first one's id (0: none).
+func (q *Queries) FactorySubscribers(ctx context.Context, arg FactorySubscribersParams) (FactorySubscribersRow, error) {
+	row := q.db.QueryRow(ctx, factorySubscribers,
 		arg.AccountID,
+		arg.Name,
+		arg.NumberName,
+		arg.Statuses,
+		arg.Attributes,
+		arg.NumberKey,
+		arg.Signup,
+		arg.CreatedAt,
+		arg.First,
+		arg.Last,
 		arg.Prefix,
-		arg.Status,
-		arg.N,
+		arg.Suffix,
+		arg.Domain,
 	)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+	var i FactorySubscribersRow
+	err := row.Scan(&i.N, &i.FirstID)
+	return i, err
 }
 
 const factorySuppression = `-- name: FactorySuppression :exec
@@ -272,6 +417,34 @@ func (q *Queries) FactorySuppression(ctx context.Context, arg FactorySuppression
 		arg.Source,
 	)
 	return err
+}
+
+const factorySuppressions = `-- name: FactorySuppressions :execrows
+INSERT INTO suppressions (account_id, email_lower, reason)
+SELECT $1::bigint, lower($2::text) || i || '@example.com', $3::text
+FROM generate_series(1, $4::int) i
+`
+
+type FactorySuppressionsParams struct {
+	AccountID int64
+	Prefix    string
+	Reason    string
+	N         int32
+}
+
+// n suppressions of the account in one statement, <prefix>1@example.com to
+// <prefix>n@example.com, for the reason, with no source and no events.
+func (q *Queries) FactorySuppressions(ctx context.Context, arg FactorySuppressionsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, factorySuppressions,
+		arg.AccountID,
+		arg.Prefix,
+		arg.Reason,
+		arg.N,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const factoryTemplate = `-- name: FactoryTemplate :one
@@ -347,6 +520,31 @@ func (q *Queries) FactoryTrackingHit(ctx context.Context, arg FactoryTrackingHit
 		arg.LinkIdx,
 		arg.OccurredAt,
 		arg.SuspectedBot,
+	)
+	return err
+}
+
+const factoryVariant = `-- name: FactoryVariant :exec
+INSERT INTO campaign_variants (account_id, campaign_id, idx, subject, html_template)
+VALUES ($1, $2, $3, $4, $5)
+`
+
+type FactoryVariantParams struct {
+	AccountID    int64
+	CampaignID   int64
+	Idx          int16
+	Subject      *string
+	HtmlTemplate *string
+}
+
+// A variant of an A/B campaign; a null field is the campaign's own.
+func (q *Queries) FactoryVariant(ctx context.Context, arg FactoryVariantParams) error {
+	_, err := q.db.Exec(ctx, factoryVariant,
+		arg.AccountID,
+		arg.CampaignID,
+		arg.Idx,
+		arg.Subject,
+		arg.HtmlTemplate,
 	)
 	return err
 }

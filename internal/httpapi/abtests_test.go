@@ -4,10 +4,12 @@ import (
 	"context"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/api"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // TestABTestAPI: an A/B test is set on a draft only, each bad setting is a 422
@@ -67,14 +69,14 @@ func TestABTestAPI(t *testing.T) {
 	require.NoError(t, e.pool.QueryRow(ctx, `SELECT account_id FROM campaigns WHERE id = $1`, camp.Id).Scan(&acct))
 	_, err := e.pool.Exec(ctx, `UPDATE campaigns SET status = 'sending', started_at = now() WHERE id = $1`, camp.Id)
 	require.NoError(t, err)
-	_, err = e.pool.Exec(ctx, `WITH subs AS (
-			INSERT INTO subscribers (account_id, email, email_lower, status)
-			SELECT $2, 'r' || i || '@example.com', 'r' || i || '@example.com', 'confirmed' FROM generate_series(1, 400) i
-			RETURNING id)
-		INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status, variant, sent_at)
-		SELECT $1::bigint, $2::bigint, id, 'x@example.com', 'x@example.com', 'campaign:' || $1::bigint || ':' || id, 'sent', 1 + id % 2, now()
-		FROM subs`, camp.Id, acct)
-	require.NoError(t, err)
+	fx := testfactory.New(e.pool)
+	first := fx.BulkSubscribers(t, acct, testfactory.Bulk{Prefix: "r", N: 400, Statuses: []string{"confirmed"}})
+	// Variant 1 + id % 2: the first (odd or even) id starts the cycle.
+	variants := []int16{int16(1 + first%2), int16(1 + (first+1)%2)}
+	now := time.Now()
+	n, _ := fx.Sends(t, acct, camp.Id, testfactory.Sends{Prefix: "r", After: first - 1, Statuses: []string{"sent"},
+		Variants: variants, SentAt: &now})
+	require.Equal(t, int64(400), n)
 	_, err = e.pool.Exec(ctx, `INSERT INTO tracking_hits (account_id, campaign_id, send_id, kind, link_idx, occurred_at, method, suspected_bot)
 		SELECT account_id, campaign_id, id, 'click', 1, now(), 'GET', false FROM sends
 		WHERE campaign_id = $1 AND ((variant = 2 AND id % 10 < 4) OR (variant = 1 AND id % 10 < 2))

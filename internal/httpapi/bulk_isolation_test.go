@@ -54,27 +54,21 @@ func TestBulkWritesOfOneTenantDoNotHoldBackAnothersStream(t *testing.T) {
 	// A's campaign, sending, with every recipient queued (fixtures in SQL: the
 	// build of 300,000 rows is not what is tested).
 	const fixtureBatch = 2_000
+	fx := testfactory.New(e.pool)
 	for from := 1; from <= recipients; from += fixtureBatch {
-		_, err := e.pool.Exec(ctx, `INSERT INTO subscribers (account_id, email, email_lower, status)
-			SELECT $1, 'r' || i || '@example.com', 'r' || i || '@example.com', 'confirmed' FROM generate_series($2::int, $3::int) i`,
-			acctA, from, min(from+fixtureBatch-1, recipients))
-		require.NoError(t, err)
+		fx.BulkSubscribers(t, acctA, testfactory.Bulk{Prefix: "r", From: from, N: min(fixtureBatch, recipients-from+1),
+			Statuses: []string{"confirmed"}})
 	}
 	now := time.Now()
-	campaignID := testfactory.New(e.pool).Campaign(t, acctA, testfactory.Campaign{Name: "big", Subject: "Big",
+	campaignID := fx.Campaign(t, acctA, testfactory.Campaign{Name: "big", Subject: "Big",
 		FromEmail: "news@example.com", Text: "Hi", Status: "sending", ScheduledFor: &now, ApprovedAt: &now, StartedAt: &now})
 	var err error
 	for after := int64(0); ; {
-		var last *int64
-		require.NoError(t, e.pool.QueryRow(ctx, `WITH ins AS (
-			INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id)
-			SELECT $1::bigint, s.account_id, s.id, s.email, s.email_lower, 'campaign:' || $1::bigint || ':' || s.id
-			FROM subscribers s WHERE s.account_id = $2 AND s.id > $3 ORDER BY s.id LIMIT $4
-			RETURNING subscriber_id) SELECT max(subscriber_id) FROM ins`, campaignID, acctA, after, fixtureBatch).Scan(&last))
-		if last == nil {
+		n, last := fx.Sends(t, acctA, campaignID, testfactory.Sends{After: after, Limit: fixtureBatch})
+		if n == 0 {
 			break
 		}
-		after = *last
+		after = last
 	}
 	_, err = e.pool.Exec(ctx, `ANALYZE sends; ANALYZE subscribers`)
 	require.NoError(t, err)

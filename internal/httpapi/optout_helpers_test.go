@@ -58,8 +58,7 @@ func setupOptout(t *testing.T, language string) *optoutEnv {
 	require.NoError(t, err)
 	f := testfactory.New(e.pool)
 	e.subscriberID = f.Subscriber(t, e.accountID, testfactory.Subscriber{Email: "Ada@Example.com", Status: "confirmed"})
-	require.NoError(t, e.pool.QueryRow(e.ctx, `INSERT INTO campaigns (account_id, name, subject, from_email, language)
-		VALUES ($1, 'c', 's', 'news@example.com', $2) RETURNING id`, e.accountID, language).Scan(&e.campaignID))
+	e.campaignID = f.Campaign(t, e.accountID, testfactory.Campaign{FromEmail: "news@example.com", Language: language})
 	f.Send(t, e.accountID, e.campaignID, e.subscriberID, testfactory.Send{Email: "Ada@Example.com", JobID: "job-ada",
 		Status: "sent", ProviderMessageID: "pm-ada"})
 

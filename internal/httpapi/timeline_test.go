@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/api"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // TestCampaignTimeline: the timeline counts a campaign's settled sends by when they
@@ -104,11 +106,9 @@ func TestCampaignEvents(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, e.do(e.keyB, http.MethodGet, fmt.Sprintf("/v1/campaigns/%d/events", c), nil).Status)
 
 	// Many per-recipient events of the account: the plan still reads the index.
-	_, err := e.pool.Exec(ctx, `INSERT INTO events (account_id, type, data)
-		SELECT c.account_id, 'send.sent', jsonb_build_object('campaign_id', c.id, 'send_id', g)
-		FROM campaigns c, generate_series(1, 20000) g WHERE c.id = $1`, c)
-	require.NoError(t, err)
-	_, err = e.pool.Exec(ctx, `ANALYZE events`)
+	testfactory.New(e.pool).Events(t, accountOf(t, e, e.keyA), "send.sent", 20000,
+		json.RawMessage(fmt.Sprintf(`{"campaign_id": %d}`, c)), "send_id")
+	_, err := e.pool.Exec(ctx, `ANALYZE events`)
 	require.NoError(t, err)
 	var plan []string
 	rows, err := e.pool.Query(ctx, `EXPLAIN SELECT id, type, occurred_at, data FROM events

@@ -217,12 +217,9 @@ func TestDeleteKeepsWhatASentCampaignShows(t *testing.T) {
 	// An A/B test's variant of a sent campaign shows its own image.
 	variant, _, err := s.Upload(ctx, acct, "variant.png", "image/png", encoded(t, "png", picture(40, 40)))
 	require.NoError(t, err)
-	var abSent int64
-	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO campaigns (account_id, name, subject, from_email, html_template, status, ab_mode, ab_variants)
-		VALUES ($1, 'ab', 's', 'a@example.com', '<p>a</p>', 'sent', 'split', 2) RETURNING id`, acct).Scan(&abSent))
-	_, err = pool.Exec(ctx, `INSERT INTO campaign_variants (account_id, campaign_id, idx, html_template) VALUES ($1, $2, 2, $3)`,
-		acct, abSent, `<img src="`+variant.Path(pub)+`" alt="b">`)
-	require.NoError(t, err)
+	abSent := fx.Campaign(t, acct, testfactory.Campaign{Name: "ab", HTML: "<p>a</p>", Status: "sent", ABMode: "split",
+		ABVariants: 2})
+	fx.Variant(t, acct, abSent, testfactory.Variant{Idx: 2, HTML: `<img src="` + variant.Path(pub) + `" alt="b">`})
 	err = s.Delete(ctx, acct, variant.ID, pub)
 	require.Equal(t, apperr.Conflict, apperr.CodeOf(err), "a sent variant's image")
 

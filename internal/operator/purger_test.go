@@ -32,10 +32,8 @@ func sendingAccount(t *testing.T, pool *pgxpool.Pool, name string, n, events int
 	camp := fx.Campaign(t, acct, testfactory.Campaign{Subject: "Hi", FromEmail: "news@example.com", HTML: "<p>Hi</p>",
 		Text: "Hi", Status: "sending", ScheduledFor: &now, ApprovedAt: &now, StartedAt: &now})
 	fx.SendsToAll(t, acct, camp, "")
-	_, err := pool.Exec(ctx, `INSERT INTO events (account_id, type, data)
-		SELECT $1, 'send.sent', jsonb_build_object('n', i) FROM generate_series(1, $2::int) i`, acct, events)
-	require.NoError(t, err)
-	_, err = pool.Exec(ctx, `ANALYZE sends; ANALYZE events; ANALYZE subscribers`)
+	fx.Events(t, acct, "send.sent", events, nil, "n")
+	_, err := pool.Exec(ctx, `ANALYZE sends; ANALYZE events; ANALYZE subscribers`)
 	require.NoError(t, err)
 	return acct, camp
 }

@@ -29,26 +29,22 @@ func TestPurgePendingSignups(t *testing.T) {
 	old := time.Now().Add(-40 * 24 * time.Hour)
 	n := optin.PurgeBatch + 250
 	// Old unconfirmed sign-ups, each with a pending membership: purged.
-	_, err := pool.Exec(ctx, `WITH s AS (
-		INSERT INTO subscribers (account_id, email, email_lower, status, signup, created_at)
-		SELECT $1, 'old' || i || '@example.com', 'old' || i || '@example.com', 'pending', true, $2
-		FROM generate_series(1, $3) i RETURNING id)
-		INSERT INTO list_members (list_id, subscriber_id, account_id, status, status_at)
-		SELECT $4, s.id, $1, 'pending', $2 FROM s`, acct, old, n, list)
-	require.NoError(t, err)
+	fx.BulkSubscribers(t, acct, testfactory.Bulk{Prefix: "old", N: n, Statuses: []string{"pending"}, Signup: true,
+		CreatedAt: &old})
+	require.Equal(t, int64(n), fx.Memberships(t, acct, list, testfactory.Membership{Prefix: "old", Status: "pending",
+		StatusAt: &old}))
 	// Kept: a young sign-up, a confirmed sign-up, the tenant's own old pending
 	// subscriber; an old pending membership of a confirmed subscriber goes, its
 	// subscribed membership stays.
-	_, err = pool.Exec(ctx, `INSERT INTO subscribers (account_id, email, email_lower, status, signup, created_at) VALUES
-		($1, 'young@example.com', 'young@example.com', 'pending', true, now()),
-		($1, 'conf@example.com', 'conf@example.com', 'confirmed', true, $2),
-		($1, 'api@example.com', 'api@example.com', 'pending', false, $2)`, acct, old)
-	require.NoError(t, err)
+	fx.Subscriber(t, acct, testfactory.Subscriber{Email: "young@example.com", Status: "pending", Signup: true})
+	fx.Subscriber(t, acct, testfactory.Subscriber{Email: "conf@example.com", Status: "confirmed", Signup: true,
+		CreatedAt: &old})
+	fx.Subscriber(t, acct, testfactory.Subscriber{Email: "api@example.com", Status: "pending", CreatedAt: &old})
 	list2 := fx.List(t, acct, "l2")
-	_, err = pool.Exec(ctx, `INSERT INTO list_members (list_id, subscriber_id, account_id, status, status_at)
-		SELECT $2::bigint, id, $1::bigint, 'pending', $3::timestamptz FROM subscribers WHERE email_lower = 'conf@example.com'
-		UNION ALL SELECT $4::bigint, id, $1::bigint, 'subscribed', $3::timestamptz FROM subscribers WHERE email_lower = 'conf@example.com'`, acct, list, old, list2)
-	require.NoError(t, err)
+	require.Equal(t, int64(1), fx.Memberships(t, acct, list, testfactory.Membership{Prefix: "conf@", Status: "pending",
+		StatusAt: &old}))
+	require.Equal(t, int64(1), fx.Memberships(t, acct, list2, testfactory.Membership{Prefix: "conf@",
+		Status: "subscribed", StatusAt: &old}))
 
 	svc := optin.NewService(pool, transactional.NewService(pool, nil), mustRing(t), optin.Options{})
 	before := time.Now().Add(-30 * 24 * time.Hour)

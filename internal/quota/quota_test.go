@@ -12,6 +12,7 @@ import (
 	"github.com/sendonce/sendonce/internal/quota"
 	"github.com/sendonce/sendonce/internal/store"
 	"github.com/sendonce/sendonce/internal/subscriber"
+	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
 // TestQuotaWritersTakeTurns: a create under the subscribers quota waits for a
@@ -21,8 +22,11 @@ func TestQuotaWritersTakeTurns(t *testing.T) {
 	t.Parallel()
 	pool := dbtest.New(t)
 	ctx := context.Background()
-	var acct int64
-	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO accounts (name, quota_subscribers) VALUES ('q', 1) RETURNING id`).Scan(&acct))
+	acct := testfactory.New(pool).Account(t, "q").ID
+	one := int64(1)
+	_, err := store.New(pool).OperatorAccountSetQuotas(ctx, store.OperatorAccountSetQuotasParams{ID: acct,
+		SetSubscribers: true, Subscribers: &one})
+	require.NoError(t, err)
 	subs := subscriber.NewService(pool)
 
 	tx, err := pool.Begin(ctx)

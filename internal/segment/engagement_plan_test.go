@@ -67,9 +67,8 @@ func TestEngagementPlansAtScale(t *testing.T) {
 	}
 	x := f.make.Campaign(t, f.acct, testfactory.Campaign{Name: "x"})
 	f.make.Subscribers(t, f.acct, "p", n, "confirmed")
-	exec(`INSERT INTO sends (campaign_id, account_id, subscriber_id, email, email_lower, job_id, status, sent_at)
-		SELECT $1::bigint, account_id, id, email, email_lower, 'campaign:' || $1::text || ':' || id, 'sent', now() - interval '3 days'
-		FROM subscribers WHERE account_id = $2`, x, f.acct)
+	sentAt := time.Now().Add(-3 * 24 * time.Hour)
+	f.make.Sends(t, f.acct, x, testfactory.Sends{Statuses: []string{"sent"}, SentAt: &sentAt})
 	// Sends whose id ends in 0-2 are opened by a person, 3-4 by a scanner only.
 	exec(`INSERT INTO tracking_hits (account_id, campaign_id, send_id, kind, link_idx, occurred_at, method, suspected_bot)
 		SELECT account_id, campaign_id, id, 'open', 0, now() - interval '1 day', 'GET', (id % 10) >= 3

@@ -81,7 +81,8 @@ func (e *env) list(acct int64) int64 {
 func (e *env) subscriber(acct int64, email string, list int64) int64 {
 	id := testfactory.New(e.pool).Subscriber(e.t, acct, testfactory.Subscriber{Email: email, Status: "confirmed"})
 	if list != 0 {
-		e.exec(`INSERT INTO list_members (list_id, subscriber_id, account_id, status_at) VALUES ($1, $2, $3, $4)`, list, id, acct, e.clock.Now())
+		now := e.clock.Now()
+		testfactory.New(e.pool).Memberships(e.t, acct, list, testfactory.Membership{SubscriberID: id, StatusAt: &now})
 	}
 	return id
 }

@@ -2,6 +2,7 @@ package sequence_test
 
 import (
 	"crypto/rand"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -88,13 +89,13 @@ func TestSegmentSweepChunkedFairAndOncePerMinute(t *testing.T) {
 	big, small := e.account("big"), e.account("small")
 	seqBig := e.segmentSequence(big, e.proSegment(big))
 	seqSmall := e.segmentSequence(small, e.proSegment(small))
-	e.exec(`INSERT INTO subscribers (account_id, email, email_lower, status, attributes)
-		SELECT $1, 'b' || g || '@example.com', 'b' || g || '@example.com', CASE WHEN g % 4 = 0 THEN 'pending' ELSE 'confirmed' END,
-		       jsonb_build_object('plan', CASE WHEN g % 3 = 0 THEN 'free' ELSE 'pro' END)
-		FROM generate_series(1, 24) g`, big)
-	e.exec(`INSERT INTO subscribers (account_id, email, email_lower, status, attributes)
-		SELECT $1, 's' || g || '@example.com', 's' || g || '@example.com', 'confirmed', '{"plan":"pro"}'
-		FROM generate_series(1, 2) g`, small)
+	fx := testfactory.New(e.pool)
+	pro, free := json.RawMessage(`{"plan": "pro"}`), json.RawMessage(`{"plan": "free"}`)
+	// Every fourth pending, every third on the free plan.
+	fx.BulkSubscribers(t, big, testfactory.Bulk{Prefix: "b", N: 24,
+		Statuses: []string{"confirmed", "confirmed", "confirmed", "pending"}, Attributes: []json.RawMessage{pro, pro, free}})
+	fx.BulkSubscribers(t, small, testfactory.Bulk{Prefix: "s", N: 2, Statuses: []string{"confirmed"},
+		Attributes: []json.RawMessage{pro}})
 	want := e.int64(`SELECT count(*) FROM subscribers WHERE account_id = $1 AND status = 'confirmed' AND attributes->>'plan' = 'pro'`, big)
 	count := func(seq int64) int64 {
 		return e.int64(`SELECT count(*) FROM sequence_enrollments WHERE sequence_id = $1`, seq)

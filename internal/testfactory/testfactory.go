@@ -74,28 +74,50 @@ func (f *Factory) Members(t testing.TB, accountID, listID int64, subscriberIDs .
 // returns how many joined.
 func (f *Factory) MembersByPrefix(t testing.TB, accountID, listID int64, prefix string) int64 {
 	t.Helper()
+	return f.Memberships(t, accountID, listID, Membership{Prefix: prefix})
+}
+
+// Membership is a run of memberships of a list to create: every subscriber of the
+// account whose address starts with Prefix, as MembersByPrefix, or only the one
+// SubscriberID (0: any), in Status (empty: the table's subscribed) since StatusAt
+// (nil: now).
+type Membership struct {
+	Prefix       string
+	SubscriberID int64
+	Status       string
+	StatusAt     *time.Time
+}
+
+// Memberships adds the run to the list in one statement; one already on it stays
+// as it is. It returns how many joined.
+func (f *Factory) Memberships(t testing.TB, accountID, listID int64, m Membership) int64 {
+	t.Helper()
 	n, err := f.h.FactoryMembersByPrefix(t.Context(), harnessstore.FactoryMembersByPrefixParams{ListID: listID,
-		AccountID: accountID, Prefix: prefix})
+		AccountID: accountID, Prefix: m.Prefix, SubscriberID: m.SubscriberID, Status: or(m.Status, "subscribed"),
+		StatusAt: m.StatusAt})
 	if err != nil {
-		t.Fatalf("testfactory: members %s… of list %d: %v", prefix, listID, err)
+		t.Fatalf("testfactory: members %s… of list %d: %v", m.Prefix, listID, err)
 	}
 	return n
 }
 
 // Subscriber is a subscriber to create; the zero values are the table's defaults
-// (status pending, no name, no attributes). Its email_lower is lower(Email).
+// (status pending, no name, no attributes, not signed up through a form, created
+// now). Its email_lower is lower(Email).
 type Subscriber struct {
 	Email      string
 	Name       string
 	Status     string
 	Attributes json.RawMessage
+	Signup     bool
+	CreatedAt  *time.Time
 }
 
 // Subscriber creates the subscriber in the account and returns its id.
 func (f *Factory) Subscriber(t testing.TB, accountID int64, s Subscriber) int64 {
 	t.Helper()
 	p := harnessstore.FactorySubscriberParams{AccountID: accountID, Email: s.Email, Name: s.Name,
-		Status: or(s.Status, "pending"), Attributes: s.Attributes}
+		Status: or(s.Status, "pending"), Attributes: s.Attributes, Signup: s.Signup, CreatedAt: s.CreatedAt}
 	if p.Attributes == nil {
 		p.Attributes = json.RawMessage(`{}`)
 	}
@@ -110,11 +132,52 @@ func (f *Factory) Subscriber(t testing.TB, accountID int64, s Subscriber) int64 
 // <prefix>1@example.com to <prefix>n@example.com, in the status (empty: pending).
 func (f *Factory) Subscribers(t testing.TB, accountID int64, prefix string, n int, status string) {
 	t.Helper()
-	got, err := f.h.FactorySubscribers(t.Context(), harnessstore.FactorySubscribersParams{AccountID: accountID,
-		Prefix: prefix, Status: or(status, "pending"), N: int32(n)})
-	if err != nil || got != int64(n) {
-		t.Fatalf("testfactory: %d subscribers %s…: %d made, %v", n, prefix, got, err)
+	f.BulkSubscribers(t, accountID, Bulk{Prefix: prefix, N: n, Statuses: []string{or(status, "pending")}})
+}
+
+// Bulk is a run of subscribers to create in one statement, numbered From to
+// From+N-1 (From 0: 1); the i-th is <Prefix><i><Suffix>@<Domain>, its email_lower
+// lower of that. Statuses and Attributes are cycled through, the i-th taking entry
+// (i-1) % len (none: pending and {}).
+type Bulk struct {
+	Prefix, Suffix string
+	// Domain is example.com when empty.
+	Domain string
+	From   int
+	N      int
+	// Name is every one's name, followed by i if NumberName.
+	Name       string
+	NumberName bool
+	Statuses   []string
+	Attributes []json.RawMessage
+	// NumberKey, if not empty, adds {NumberKey: i} to each one's attributes.
+	NumberKey string
+	// Signup marks them signed up through a public form; CreatedAt (nil: now) is
+	// when they were created.
+	Signup    bool
+	CreatedAt *time.Time
+}
+
+// BulkSubscribers creates the run of subscribers in the account and returns the
+// first one's id.
+func (f *Factory) BulkSubscribers(t testing.TB, accountID int64, b Bulk) int64 {
+	t.Helper()
+	first := max(b.From, 1)
+	p := harnessstore.FactorySubscribersParams{AccountID: accountID, Name: b.Name, NumberName: b.NumberName,
+		Statuses: b.Statuses, Attributes: b.Attributes, NumberKey: b.NumberKey, Signup: b.Signup,
+		CreatedAt: b.CreatedAt, First: int32(first), Last: int32(first + b.N - 1), Prefix: b.Prefix, Suffix: b.Suffix,
+		Domain: or(b.Domain, "example.com")}
+	if len(p.Statuses) == 0 {
+		p.Statuses = []string{"pending"}
 	}
+	if len(p.Attributes) == 0 {
+		p.Attributes = []json.RawMessage{json.RawMessage(`{}`)}
+	}
+	got, err := f.h.FactorySubscribers(t.Context(), p)
+	if err != nil || got.N != int64(b.N) {
+		t.Fatalf("testfactory: %d subscribers %s…: %d made, %v", b.N, b.Prefix, got.N, err)
+	}
+	return got.FirstID
 }
 
 // Campaign is a campaign to create; an empty Name, Subject or FromEmail is "c",
@@ -129,6 +192,17 @@ type Campaign struct {
 	// SenderID is the sender it leaves through (nil: the account's default).
 	SenderID                            *int64
 	ScheduledFor, ApprovedAt, StartedAt *time.Time
+	// Language is the campaign's content language (empty: none), Policy what the
+	// executor does with a send whose outcome is unknown (empty: the table's skip).
+	Language, Policy string
+	// SegmentID is the segment it goes to (nil: its lists); DeliverAtLocal the
+	// recipients' local time of day it goes out at (empty: at once).
+	SegmentID      *int64
+	DeliverAtLocal string
+	// ABMode (split or test; empty: no A/B test) and ABVariants are its A/B test's;
+	// Variant adds the variants.
+	ABMode     string
+	ABVariants int16
 }
 
 // Campaign creates the campaign in the account and returns its id.
@@ -137,7 +211,14 @@ func (f *Factory) Campaign(t testing.TB, accountID int64, c Campaign) int64 {
 	p := harnessstore.FactoryCampaignParams{AccountID: accountID, Name: or(c.Name, "c"), Subject: or(c.Subject, "s"),
 		FromEmail: or(c.FromEmail, "a@example.com"), HtmlTemplate: c.HTML, TextTemplate: c.Text,
 		Status: or(c.Status, "draft"), ListIds: c.ListIDs, Archive: c.Archive, SenderID: c.SenderID,
-		ScheduledFor: c.ScheduledFor, ApprovedAt: c.ApprovedAt, StartedAt: c.StartedAt}
+		ScheduledFor: c.ScheduledFor, ApprovedAt: c.ApprovedAt, StartedAt: c.StartedAt, Language: c.Language,
+		AmbiguousPolicy: or(c.Policy, "skip"), SegmentID: c.SegmentID}
+	if c.DeliverAtLocal != "" {
+		p.DeliverAtLocal = &c.DeliverAtLocal
+	}
+	if c.ABMode != "" {
+		p.AbMode, p.AbVariants = &c.ABMode, &c.ABVariants
+	}
 	if p.ListIds == nil {
 		p.ListIds = []int64{}
 	}
@@ -146,6 +227,28 @@ func (f *Factory) Campaign(t testing.TB, accountID int64, c Campaign) int64 {
 		t.Fatalf("testfactory: campaign %q: %v", p.Name, err)
 	}
 	return id
+}
+
+// Variant is a variant of an A/B campaign to create, numbered Idx (1 to 5); an
+// empty Subject or HTML is the campaign's own.
+type Variant struct {
+	Idx           int16
+	Subject, HTML string
+}
+
+// Variant creates the variant of the account's campaign.
+func (f *Factory) Variant(t testing.TB, accountID, campaignID int64, v Variant) {
+	t.Helper()
+	p := harnessstore.FactoryVariantParams{AccountID: accountID, CampaignID: campaignID, Idx: v.Idx}
+	if v.Subject != "" {
+		p.Subject = &v.Subject
+	}
+	if v.HTML != "" {
+		p.HtmlTemplate = &v.HTML
+	}
+	if err := f.h.FactoryVariant(t.Context(), p); err != nil {
+		t.Fatalf("testfactory: variant %d of campaign %d: %v", v.Idx, campaignID, err)
+	}
 }
 
 // Send is a campaign send to create; an empty Status is the table's queued, an
@@ -159,6 +262,8 @@ type Send struct {
 	SentAt            *time.Time
 	LeaseUntil        *time.Time
 	ProviderMessageID string
+	// NextAttemptAt is when it is due (nil: the table's -infinity, at once).
+	NextAttemptAt *time.Time
 }
 
 // Send creates the campaign's send to the subscriber and returns its id.
@@ -166,7 +271,7 @@ func (f *Factory) Send(t testing.TB, accountID, campaignID, subscriberID int64, 
 	t.Helper()
 	p := harnessstore.FactorySendParams{CampaignID: campaignID, AccountID: accountID, SubscriberID: subscriberID,
 		Email: s.Email, Status: or(s.Status, "queued"), Attempts: s.Attempts, SentAt: s.SentAt,
-		LeaseUntil: s.LeaseUntil}
+		LeaseUntil: s.LeaseUntil, NextAttemptAt: s.NextAttemptAt}
 	if s.JobID != "" {
 		p.JobID = &s.JobID
 	}
@@ -184,10 +289,49 @@ func (f *Factory) Send(t testing.TB, accountID, campaignID, subscriberID int64, 
 // the status (empty: queued), with the executor's job ids, in one statement.
 func (f *Factory) SendsToAll(t testing.TB, accountID, campaignID int64, status string) {
 	t.Helper()
-	if _, err := f.h.FactorySendsToAll(t.Context(), harnessstore.FactorySendsToAllParams{AccountID: accountID,
-		CampaignID: campaignID, Status: or(status, "queued")}); err != nil {
+	f.Sends(t, accountID, campaignID, Sends{Statuses: []string{or(status, "queued")}})
+}
+
+// Sends is a run of a campaign's sends to create in one statement, one to each
+// subscriber of the account whose address starts with Prefix (a LIKE pattern's
+// start; "": all of them) and whose status is SubscriberStatus ("": any), with an
+// id above After, the first Limit of them by id (0: all), with the executor's job
+// ids. Statuses and Variants are cycled through, the k-th send (from 1, by
+// subscriber id) taking entry (k-1) % len (none: queued, and no variant).
+type Sends struct {
+	Prefix           string
+	SubscriberStatus string
+	After            int64
+	Limit            int
+	Statuses         []string
+	Variants         []int16
+	// SentAt is when the sent ones went, LeaseUntil how long the sending ones are
+	// leased for; the others have neither.
+	SentAt, LeaseUntil *time.Time
+}
+
+// Sends creates the run of the campaign's sends and returns how many it made and
+// the last subscriber's id (0: none).
+func (f *Factory) Sends(t testing.TB, accountID, campaignID int64, s Sends) (n, lastSubscriber int64) {
+	t.Helper()
+	p := harnessstore.FactorySendsParams{CampaignID: campaignID, AccountID: accountID, Prefix: s.Prefix,
+		SubscriberStatus: s.SubscriberStatus, After: s.After, Statuses: s.Statuses, Variants: s.Variants,
+		SentAt: s.SentAt, LeaseUntil: s.LeaseUntil}
+	if len(p.Statuses) == 0 {
+		p.Statuses = []string{"queued"}
+	}
+	if p.Variants == nil {
+		p.Variants = []int16{}
+	}
+	if s.Limit > 0 {
+		limit := int64(s.Limit)
+		p.N = &limit
+	}
+	got, err := f.h.FactorySends(t.Context(), p)
+	if err != nil {
 		t.Fatalf("testfactory: sends of campaign %d: %v", campaignID, err)
 	}
+	return got.N, got.LastSubscriber
 }
 
 // TrackedLinks records the campaign's trackable links, numbered from 1 in order.
@@ -210,6 +354,32 @@ func (f *Factory) Suppression(t testing.TB, accountID int64, email, reason, sour
 	if err := f.h.FactorySuppression(t.Context(), harnessstore.FactorySuppressionParams{AccountID: accountID,
 		Email: email, Reason: reason, Source: source}); err != nil {
 		t.Fatalf("testfactory: suppression of %q: %v", email, err)
+	}
+}
+
+// Suppressions suppresses n addresses of the account in one statement,
+// <prefix>1@example.com to <prefix>n@example.com (lowered), for the reason, with no
+// source and without the events the product writes.
+func (f *Factory) Suppressions(t testing.TB, accountID int64, prefix string, n int, reason string) {
+	t.Helper()
+	got, err := f.h.FactorySuppressions(t.Context(), harnessstore.FactorySuppressionsParams{AccountID: accountID,
+		Prefix: prefix, Reason: reason, N: int32(n)})
+	if err != nil || got != int64(n) {
+		t.Fatalf("testfactory: %d suppressions %s…: %d made, %v", n, prefix, got, err)
+	}
+}
+
+// Events writes n events of the account of the type in one statement, occurred
+// now, the i-th's data data (nil: {}) plus {numberKey: i} unless numberKey is empty.
+func (f *Factory) Events(t testing.TB, accountID int64, typ string, n int, data json.RawMessage, numberKey string) {
+	t.Helper()
+	if data == nil {
+		data = json.RawMessage(`{}`)
+	}
+	got, err := f.h.FactoryEvents(t.Context(), harnessstore.FactoryEventsParams{AccountID: accountID, Type: typ,
+		Data: data, NumberKey: numberKey, N: int32(n)})
+	if err != nil || got != int64(n) {
+		t.Fatalf("testfactory: %d %s events: %d made, %v", n, typ, got, err)
 	}
 }
 
