@@ -130,7 +130,7 @@ func (p *Prepared) tracks(body string, l Links) bool {
 }
 
 // trackWriter is where trackInto writes: a strings.Builder, or the reused
-// bytes.Buffer of BuildInto.
+// bytes.Buffer of BuildInto; neither ever returns an error from a write.
 type trackWriter interface {
 	Grow(n int)
 	WriteString(s string) (int, error)
@@ -177,8 +177,8 @@ func (p *Prepared) trackInto(b trackWriter, body string, l Links) {
 				vs, ve, end := hrefValue(rest)
 				if vs >= 0 {
 					if idx := p.links[strings.TrimSpace(attrValue(rest[vs:ve]))]; idx > 0 {
-						b.WriteString(body[last : i+vs])
-						b.WriteString(html.EscapeString(click(idx)))
+						_, _ = b.WriteString(body[last : i+vs])
+						_, _ = b.WriteString(html.EscapeString(click(idx)))
 						last = i + ve
 					}
 				}
@@ -192,16 +192,16 @@ func (p *Prepared) trackInto(b trackWriter, body string, l Links) {
 	if end := lastIndexFold(body, "</body"); end >= last {
 		tailAt = end
 	}
-	b.WriteString(body[last:tailAt])
+	_, _ = b.WriteString(body[last:tailAt])
 	if click != nil {
-		b.WriteString(`<a href="`)
-		b.WriteString(html.EscapeString(click(0)))
-		b.WriteString(`" style="` + honeypotStyle + `" aria-hidden="true" tabindex="-1"></a>`)
+		_, _ = b.WriteString(`<a href="`)
+		_, _ = b.WriteString(html.EscapeString(click(0)))
+		_, _ = b.WriteString(`" style="` + honeypotStyle + `" aria-hidden="true" tabindex="-1"></a>`)
 	}
 	if l.Open != "" {
-		b.WriteString(`<img src="`)
-		b.WriteString(html.EscapeString(l.Open))
-		b.WriteString(`" width="1" height="1" alt="" style="display:block;border:0;width:1px;height:1px">`)
+		_, _ = b.WriteString(`<img src="`)
+		_, _ = b.WriteString(html.EscapeString(l.Open))
+		_, _ = b.WriteString(`" width="1" height="1" alt="" style="display:block;border:0;width:1px;height:1px">`)
 	}
 	b.WriteString(body[tailAt:])
 }
