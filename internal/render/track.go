@@ -203,7 +203,7 @@ func (p *Prepared) trackInto(b trackWriter, body string, l Links) {
 		_, _ = b.WriteString(html.EscapeString(l.Open))
 		_, _ = b.WriteString(`" width="1" height="1" alt="" style="display:block;border:0;width:1px;height:1px">`)
 	}
-	b.WriteString(body[tailAt:])
+	_, _ = b.WriteString(body[tailAt:])
 }
 
 // hasTagPrefix reports whether s starts with the start tag <name followed by
