@@ -21,7 +21,7 @@ func ExportBench(ctx context.Context, pool *pgxpool.Pool, n int, database string
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "import: %d rows in %.1fs\n", imported.Rows, imported.Secs)
+	fmt.Fprintf(out, "import: %d rows in %.1fs: %.0f rows/s\n", imported.Rows, imported.Secs, imported.PerSecond())
 	svc := export.NewService(pool)
 	for _, f := range []export.Format{export.CSV, export.NDJSON} {
 		resetPeakRSS()

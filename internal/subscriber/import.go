@@ -11,9 +11,11 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/sendonce/sendonce/internal/address"
 	"github.com/sendonce/sendonce/internal/apperr"
@@ -209,28 +211,94 @@ const (
 	ImportBatchBytes = 1 << 20
 )
 
+// ImportConns is how many batches of one import are merged at once, each in its
+// own transaction on its own connection, while the rows after them are still
+// being validated. Batches of one import never share an address, so they take no
+// lock the other waits for; concurrent imports that share addresses lock them in
+// address order (SubscriberImportUpsert) whichever batch they are in. An account
+// with a subscribers quota merges one batch at a time (quota.Room locks it).
+const ImportConns = 2
+
 // Import upserts rows for the account: each row is validated here (rejects are
-// reported, not fatal), then the valid ones go in batches of at most
+// reported, not fatal), and the valid ones go in batches of at most
 // ImportBatchRows rows (and about ImportBatchBytes of attributes), each COPYed into
 // the staging table and merged into subscribers with one INSERT … SELECT … ON
-// CONFLICT in its own transaction. An import that fails part-way keeps the batches
-// that committed before the failure: sending it again is safe (an upsert of the
-// same rows), and reports those rows as updated. With listID, every imported
-// subscriber joins that list (which must be the account's).
+// CONFLICT in its own transaction, up to ImportConns batches at once. An import
+// that fails part-way answers the first error and keeps the batches that
+// committed: sending it again is safe (an upsert of the same rows), and reports
+// those rows as updated. With listID, every imported subscriber joins that list
+// (which must be the account's).
 func (s *Service) Import(ctx context.Context, accountID int64, rows []ImportRow, rejected []Rejection, listID *int64) (ImportResult, error) {
 	if len(rows)+len(rejected) > MaxImportRows {
 		return ImportResult{}, apperr.New(apperr.TooLarge, "an import holds at most %d rows", MaxImportRows)
 	}
-	res := ImportResult{Rejected: rejected}
-	if res.Rejected == nil {
-		res.Rejected = []Rejection{}
-	}
-	staged := make([]store.SubscriberImportStageParams, 0, len(rows))
-	firstLine := make(map[string]int, len(rows))
-	for _, r := range rows {
-		reject := func(reason string) {
-			res.Rejected = append(res.Rejected, Rejection{Line: r.Line, Email: r.Email, Reason: reason})
+	if listID != nil {
+		if _, err := store.New(s.pool).ListGet(ctx, store.ListGetParams{AccountID: accountID, ID: *listID}); err != nil {
+			return ImportResult{}, postgres.Error(err, "list")
 		}
+	}
+	m := &merger{s: s, accountID: accountID, listID: listID, res: ImportResult{Rejected: rejected}}
+	if m.res.Rejected == nil {
+		m.res.Rejected = []Rejection{}
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	batches := make(chan []store.SubscriberImportStageParams)
+	for range ImportConns {
+		g.Go(func() error {
+			for b := range batches {
+				if err := m.merge(gctx, b); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	g.Go(func() error {
+		defer close(batches)
+		return m.validate(gctx, rows, batches)
+	})
+	err := g.Wait()
+	slices.SortStableFunc(m.res.Rejected, func(a, b Rejection) int { return cmp.Compare(a.Line, b.Line) })
+	return m.res, err
+}
+
+// merger is one import under way: its validation hands batches to the
+// ImportConns goroutines that merge them, which add to res.
+type merger struct {
+	s         *Service
+	accountID int64
+	listID    *int64
+	mu        sync.Mutex
+	res       ImportResult
+}
+
+// reject records a row the import skips.
+func (m *merger) reject(r Rejection) {
+	m.mu.Lock()
+	m.res.Rejected = append(m.res.Rejected, r)
+	m.mu.Unlock()
+}
+
+// validate checks rows in order, rejecting the invalid ones and the repeats of an
+// earlier address, and sends the valid ones on batches as each batch fills.
+func (m *merger) validate(ctx context.Context, rows []ImportRow, batches chan<- []store.SubscriberImportStageParams) error {
+	firstLine := make(map[string]int, len(rows))
+	var batch []store.SubscriberImportStageParams
+	size := 0
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		select {
+		case batches <- batch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		batch, size = nil, 0
+		return nil
+	}
+	for _, r := range rows {
+		reject := func(reason string) { m.reject(Rejection{Line: r.Line, Email: r.Email, Reason: reason}) }
 		if reason := rowTextReason(r); reason != "" {
 			reject(reason)
 			continue
@@ -266,85 +334,76 @@ func (s *Service) Import(ctx context.Context, accountID int64, rows []ImportRow,
 			continue
 		}
 		firstLine[addr.Lower] = r.Line
-		staged = append(staged, store.SubscriberImportStageParams{Line: int32(r.Line), Email: addr.Email,
+		if len(batch) == ImportBatchRows || (len(batch) > 0 && size+len(attrs) > ImportBatchBytes) {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		if batch == nil {
+			batch = make([]store.SubscriberImportStageParams, 0, min(ImportBatchRows, len(rows)))
+		}
+		batch = append(batch, store.SubscriberImportStageParams{Line: int32(r.Line), Email: addr.Email,
 			EmailLower: addr.Lower, Name: r.Name, Status: r.Status, Attributes: attrs})
+		size += len(attrs)
 	}
-	err := s.importBatches(ctx, accountID, staged, listID, &res)
-	slices.SortStableFunc(res.Rejected, func(a, b Rejection) int { return cmp.Compare(a.Line, b.Line) })
-	return res, err
+	return flush()
 }
 
-// importBatches merges staged into the account's subscribers, one bounded batch per
-// transaction, adding the counts to res.
-func (s *Service) importBatches(ctx context.Context, accountID int64, staged []store.SubscriberImportStageParams,
-	listID *int64, res *ImportResult) error {
-	q := store.New(s.pool)
-	if listID != nil {
-		if _, err := q.ListGet(ctx, store.ListGetParams{AccountID: accountID, ID: *listID}); err != nil {
-			return postgres.Error(err, "list")
-		}
-	}
-	if len(staged) == 0 {
-		return nil
-	}
-	importID, err := q.SubscriberImportNextID(ctx)
-	if err != nil {
-		return err
-	}
-	for len(staged) > 0 {
-		n, size := 0, 0
-		for n < len(staged) && n < ImportBatchRows && (n == 0 || size+len(staged[n].Attributes) <= ImportBatchBytes) {
-			staged[n].ImportID = importID
-			size += len(staged[n].Attributes)
-			n++
-		}
-		batch := staged[:n]
-		staged = staged[n:]
-		var counts store.SubscriberImportUpsertRow
-		var overQuota []Rejection
-		err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-			q := store.New(tx)
-			if _, err := q.SubscriberImportStage(ctx, batch); err != nil {
-				return fmt.Errorf("copy import rows: %w", err)
-			}
-			// The subscribers quota: new addresses beyond the room it leaves are
-			// taken out of the batch and reported as rejected rows.
-			overQuota = overQuota[:0]
-			if limit, used, ok, err := quota.Room(ctx, q, accountID, quota.Subscribers); err != nil {
-				return err
-			} else if ok {
-				over, err := q.SubscriberImportOverQuota(ctx, store.SubscriberImportOverQuotaParams{
-					ImportID: importID, AccountID: accountID, Room: int32(min(max(limit-used, 0), int64(len(batch))))})
-				if err != nil {
-					return err
-				}
-				for _, o := range over {
-					overQuota = append(overQuota, Rejection{Line: int(o.Line), Email: o.Email,
-						Reason: fmt.Sprintf("quota subscribers reached (limit %d)", limit)})
-				}
-			}
-			if s.Erased != nil {
-				lowers := make([]string, len(batch))
-				for i, b := range batch {
-					lowers[i] = b.EmailLower
-				}
-				if _, err := s.Erased.Recall(ctx, tx, accountID, lowers...); err != nil {
-					return err
-				}
-			}
-			var err error
-			counts, err = q.SubscriberImportUpsert(ctx, store.SubscriberImportUpsertParams{AccountID: accountID, ImportID: importID, ListID: listID})
-			if err != nil {
-				return postgres.Error(err, "subscriber")
-			}
-			return q.SubscriberImportClear(ctx, importID)
-		})
+// merge stages one batch under an import id of its own and merges it into the
+// account's subscribers, in one transaction.
+func (m *merger) merge(ctx context.Context, batch []store.SubscriberImportStageParams) error {
+	var counts store.SubscriberImportUpsertRow
+	var overQuota []Rejection
+	err := postgres.InTx(ctx, m.s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		importID, err := q.SubscriberImportNextID(ctx)
 		if err != nil {
 			return err
 		}
-		res.Inserted += counts.Inserted
-		res.Updated += counts.Updated
-		res.Rejected = append(res.Rejected, overQuota...)
+		for i := range batch {
+			batch[i].ImportID = importID
+		}
+		if _, err := q.SubscriberImportStage(ctx, batch); err != nil {
+			return fmt.Errorf("copy import rows: %w", err)
+		}
+		// The subscribers quota: new addresses beyond the room it leaves are
+		// taken out of the batch and reported as rejected rows.
+		overQuota = overQuota[:0]
+		if limit, used, ok, err := quota.Room(ctx, q, m.accountID, quota.Subscribers); err != nil {
+			return err
+		} else if ok {
+			over, err := q.SubscriberImportOverQuota(ctx, store.SubscriberImportOverQuotaParams{
+				ImportID: importID, AccountID: m.accountID, Room: int32(min(max(limit-used, 0), int64(len(batch))))})
+			if err != nil {
+				return err
+			}
+			for _, o := range over {
+				overQuota = append(overQuota, Rejection{Line: int(o.Line), Email: o.Email,
+					Reason: fmt.Sprintf("quota subscribers reached (limit %d)", limit)})
+			}
+		}
+		if m.s.Erased != nil {
+			lowers := make([]string, len(batch))
+			for i, b := range batch {
+				lowers[i] = b.EmailLower
+			}
+			if _, err := m.s.Erased.Recall(ctx, tx, m.accountID, lowers...); err != nil {
+				return err
+			}
+		}
+		counts, err = q.SubscriberImportUpsert(ctx, store.SubscriberImportUpsertParams{AccountID: m.accountID, ImportID: importID, ListID: m.listID})
+		if err != nil {
+			return postgres.Error(err, "subscriber")
+		}
+		return q.SubscriberImportClear(ctx, importID)
+	})
+	if err != nil {
+		return err
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.res.Inserted += counts.Inserted
+	m.res.Updated += counts.Updated
+	m.res.Rejected = append(m.res.Rejected, overQuota...)
 	return nil
 }

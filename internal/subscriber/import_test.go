@@ -12,6 +12,7 @@ import (
 	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/apperr"
 	"github.com/sendonce/sendonce/internal/dbtest"
+	"github.com/sendonce/sendonce/internal/operator"
 	"github.com/sendonce/sendonce/internal/subscriber"
 )
 
@@ -100,4 +101,89 @@ func TestImportRowLimit(t *testing.T) {
 	}
 	_, _, err := subscriber.ParseCSV(strings.NewReader(b.String()), "")
 	require.True(t, apperr.Is(err, apperr.TooLarge), "%v", err)
+}
+
+// TestImportAcrossBatches: an import of several batches, merged ImportConns at a
+// time while the later rows are still being validated, inserts every valid row once,
+// into the list, and reports the invalid ones and the repeats of an earlier line
+// (even one several batches back) in line order.
+func TestImportAcrossBatches(t *testing.T) {
+	t.Parallel()
+	s, acc, ctx := setup(t)
+	l, err := s.CreateList(ctx, acc, "imported", "", subscriber.ListOptin{})
+	require.NoError(t, err)
+	n := 5*subscriber.ImportBatchRows + 321
+	rows := make([]subscriber.ImportRow, 0, n)
+	want := map[int]string{} // line → reason's start
+	for i := range n {
+		line := i + 2
+		email := fmt.Sprintf("u%05d@example.com", i)
+		switch {
+		case i%997 == 5:
+			email = "not an address"
+			want[line] = ""
+		case i > subscriber.ImportBatchRows && i%1499 == 0:
+			email = "U00003@Example.com" // line 5's address, in another case
+			want[line] = "duplicate of line 5"
+		}
+		name := fmt.Sprintf("U%d", i)
+		rows = append(rows, subscriber.ImportRow{Line: line, Email: email, Name: &name})
+	}
+	res, err := s.Import(ctx, acc, rows, nil, &l.ID)
+	require.NoError(t, err)
+	require.EqualValues(t, n-len(want), res.Inserted)
+	require.Zero(t, res.Updated)
+	require.Len(t, res.Rejected, len(want))
+	for i, r := range res.Rejected {
+		if i > 0 {
+			require.Less(t, res.Rejected[i-1].Line, r.Line, "rejections in line order")
+		}
+		reason, ok := want[r.Line]
+		require.True(t, ok, "line %d rejected: %s", r.Line, r.Reason)
+		require.True(t, strings.HasPrefix(r.Reason, reason), "line %d: %s", r.Line, r.Reason)
+	}
+	total, _, err := s.Count(ctx, acc, subscriber.Filter{})
+	require.NoError(t, err)
+	require.EqualValues(t, n-len(want), total)
+	members, _, err := s.Count(ctx, acc, subscriber.Filter{ListID: &l.ID})
+	require.NoError(t, err)
+	require.EqualValues(t, n-len(want), members)
+
+	// The same import again updates every row and inserts none.
+	res, err = s.Import(ctx, acc, rows, nil, &l.ID)
+	require.NoError(t, err)
+	require.Zero(t, res.Inserted)
+	require.EqualValues(t, n-len(want), res.Updated)
+}
+
+// TestImportQuotaAcrossBatches: batches merged at once still take the subscribers
+// quota one after another, so an import past it inserts exactly the room left and
+// rejects the rest, whichever batch each row was in.
+func TestImportQuotaAcrossBatches(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.New(t)
+	ctx := context.Background()
+	accounts := account.NewService(pool)
+	acc, _, err := accounts.Create(ctx, "a")
+	require.NoError(t, err)
+	limit := int64(2*subscriber.ImportBatchRows + 500)
+	_, err = operator.NewService(pool, accounts).SetQuotas(ctx, acc.ID,
+		operator.QuotaUpdate{SetSubscribers: true, Quotas: operator.Quotas{Subscribers: &limit}})
+	require.NoError(t, err)
+	s := subscriber.NewService(pool)
+	n := 4 * subscriber.ImportBatchRows
+	rows := make([]subscriber.ImportRow, n)
+	for i := range rows {
+		rows[i] = subscriber.ImportRow{Line: i + 2, Email: fmt.Sprintf("q%05d@example.com", i)}
+	}
+	res, err := s.Import(ctx, acc.ID, rows, nil, nil)
+	require.NoError(t, err)
+	require.Equal(t, limit, res.Inserted)
+	require.Len(t, res.Rejected, n-int(limit))
+	for _, r := range res.Rejected {
+		require.Contains(t, r.Reason, "quota subscribers reached")
+	}
+	total, _, err := s.Count(ctx, acc.ID, subscriber.Filter{})
+	require.NoError(t, err)
+	require.Equal(t, limit, total)
 }

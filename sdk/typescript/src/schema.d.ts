@@ -1052,11 +1052,13 @@ export interface paths {
          *     (1-based array index for JSON; the CSV header is line 1) and skipped. Valid rows are
          *     copied into a staging table and upserted 1,000 at a time, each batch in its own
          *     transaction (one transaction the size of the file would hold back every account's
-         *     events): a new address is inserted, an existing one (case-insensitive) gets the
-         *     row's name, status and attributes (merged over the existing ones). A later row for
-         *     the same address in one import is rejected as a duplicate. An import is not atomic:
-         *     one that fails part-way answers the error and keeps the batches committed before it;
-         *     sending it again is safe (the rows of the first attempt then count as updated).
+         *     events), two batches at once while the later rows are still being validated: a new
+         *     address is inserted, an existing one (case-insensitive) gets the row's name, status
+         *     and attributes (merged over the existing ones). A later row for the same address in
+         *     one import is rejected as a duplicate. An import is not atomic: one that fails
+         *     part-way answers the first error and keeps the batches that committed (which may
+         *     include one after the batch that failed); sending it again is safe (the rows of the
+         *     first attempt then count as updated).
          *
          *     CSV: a header line is required. Columns `email` (required), `name`, `status`
          *     (pending or confirmed, default pending) and `attributes` (a JSON object) are
