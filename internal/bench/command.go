@@ -11,6 +11,8 @@ import (
 	"runtime/pprof"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/pgcluster"
 	"github.com/sendonce/sendonce/internal/postgres"
@@ -58,12 +60,13 @@ func Parse(cfg config.Config, args []string) (Flags, error) {
 	fs.StringVar(&f.CPUProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	fs.IntVar(&f.ExportRows, "export", 0, "only measure the streamed export: import this many subscribers, export them as CSV and NDJSON (rows/s, peak RSS)")
 	fs.BoolVar(&f.Blocks, "blocks", false, "only measure the per-message render of a 50-block design against the same content as hand-typed HTML, --recipients messages each in 10 alternating rounds (no database)")
-	fs.BoolVar(&f.Grow, "grow", false, "only measure the cost as the tables grow: import, build, send and the raw claim/ack loop on an empty sends table and again "+
-		"with --settled rows prefilled, the ratios, then a retention pass beside a send (default --recipients 1000000)")
+	fs.BoolVar(&f.Grow, "grow", false, "only measure the cost as the tables grow: import, build, send and the raw claim/ack loop on an empty sends table and on "+
+		"one with --settled rows prefilled (two databases of one cluster, --rounds rounds alternating), the median ratios, then a retention pass beside a send (default --recipients 1000000)")
 	fs.IntVar(&f.Growth.Subscribers, "subscribers", 0, "with --grow: the account's subscribers, --recipients of them in the campaign's list (0: 2 × recipients)")
 	fs.Int64Var(&f.Growth.Settled, "settled", 20_000_000, "with --grow: settled send rows of finished campaigns prefilled before the second round")
 	fs.DurationVar(&f.Growth.Retention, "retention", 2160*time.Hour, "with --grow: SENDONCE_SEND_RETENTION of the retention pass (the prefilled campaigns finished a day longer ago)")
 	fs.DurationVar(&f.Growth.Maintenance, "maintenance", time.Second, "with --grow: the executor's maintenance interval in the retention pass (serve's is min(SENDONCE_TICK, 5s))")
+	fs.IntVar(&f.Growth.Rounds, "rounds", 3, "with --grow: how many times the phases run on each of the two databases, alternating empty and settled (the ratios are the medians)")
 	fs.DurationVar(&f.Growth.RetentionTimeout, "retention-timeout", 30*time.Minute, "with --grow: how long to wait for the retention to delete every prefilled row")
 	if err := fs.Parse(args); err != nil {
 		return Flags{}, err
@@ -131,23 +134,51 @@ func Command(ctx context.Context, cfg config.Config, args []string, stdout, stde
 			o.Database = "throwaway cluster, fsync=off synchronous_commit=off full_page_writes=off"
 		}
 	}
-	openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	pool, err := postgres.Open(openCtx, url, max(cfg.DBMaxConns, int32(o.RawConns)+4))
+	pool, err := openMigrated(ctx, url, max(cfg.DBMaxConns, int32(o.RawConns)+4))
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	if _, err := postgres.Migrate(ctx, pool); err != nil {
-		return err
-	}
 	if f.ExportRows > 0 {
 		return ExportBench(ctx, pool, f.ExportRows, o.Database, stdout)
 	}
 	if f.Grow {
-		_, err = RunGrow(ctx, pool, o, f.Growth, stdout)
-		return err
+		return growCommand(ctx, pool, url, cfg, o, f.Growth, stdout)
 	}
 	_, err = Run(ctx, pool, o, stdout)
 	return err
+}
+
+// growCommand runs RunGrow on pool's database (the empty one) and a second
+// database beside it on the same cluster (the settled one), created for the run
+// and dropped after it.
+func growCommand(ctx context.Context, pool *pgxpool.Pool, url string, cfg config.Config, o Options, g GrowOptions, stdout io.Writer) error {
+	twinURL, drop, err := pgcluster.Twin(ctx, url, "_grow_settled")
+	if err != nil {
+		return fmt.Errorf("bench --grow: its second database: %w", err)
+	}
+	defer drop()
+	settled, err := openMigrated(ctx, twinURL, max(cfg.DBMaxConns, int32(o.RawConns)+4))
+	if err != nil {
+		return err
+	}
+	defer settled.Close()
+	_, err = RunGrow(ctx, pool, settled, o, g, stdout)
+	return err
+}
+
+// openMigrated opens a pool of at most conns connections on url (waiting at most
+// 30 s for the first) and migrates its database.
+func openMigrated(ctx context.Context, url string, conns int32) (*pgxpool.Pool, error) {
+	openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	pool, err := postgres.Open(openCtx, url, conns)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := postgres.Migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return pool, nil
 }

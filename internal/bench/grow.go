@@ -36,6 +36,9 @@ type GrowOptions struct {
 	// RetentionTimeout bounds how long the bench waits for the retention to delete
 	// every prefilled row; default 30m. A pass cut short is reported, not an error.
 	RetentionTimeout time.Duration
+	// Rounds is how many times the phases run on each database, alternating
+	// empty and settled; default 3.
+	Rounds int
 }
 
 func (g *GrowOptions) defaults(recipients int) error {
@@ -56,6 +59,9 @@ func (g *GrowOptions) defaults(recipients int) error {
 	}
 	if g.RetentionTimeout <= 0 {
 		g.RetentionTimeout = 30 * time.Minute
+	}
+	if g.Rounds <= 0 {
+		g.Rounds = 3
 	}
 	return nil
 }
@@ -83,10 +89,16 @@ func (p GrowPhase) BuildMicros() float64 {
 
 // GrowReport is what `bench --grow` measured.
 type GrowReport struct {
-	Import          Rate
-	ImportPeakRSSMB float64
-	Empty, Settled  GrowPhase // the phases on an empty sends table, then on one holding Settled rows
-	Prefill         Rate
+	// Import is the import into the empty database's account, ImportSettled the
+	// same rows into the settled database's.
+	Import, ImportSettled Rate
+	ImportPeakRSSMB       float64
+	// Empty and Settled are the rounds of phases on the empty sends table and on
+	// the one holding Settled rows, run alternately (Empty[0], Settled[0], Empty[1], …).
+	Empty, Settled []GrowPhase
+	// Growth is each figure's median over the rounds of settled ÷ empty.
+	Growth  []GrowthFigure
+	Prefill Rate
 	// Retention is the pass: the rows the executors' retention deleted and how
 	// long from their start until it had deleted every prefilled row (or gave up).
 	Retention         Rate
@@ -104,13 +116,16 @@ type GrowReport struct {
 // prefillBatch is the most settled rows one prefill statement inserts.
 const prefillBatch = 200_000
 
-// RunGrow is `sendonce bench --grow`: the account of g.Subscribers, Recipients of
-// them in a list, imported through the product's import; then the same phases
-// (recipient build, send through the real executor, the raw claim/ack loop) on an
-// empty sends table and on one holding g.Settled settled rows of finished
-// campaigns, with the ratios; then a retention pass of the product's executor
-// (SENDONCE_SEND_RETENTION) beside a send, with the table's size before and after.
-func RunGrow(ctx context.Context, pool *pgxpool.Pool, o Options, g GrowOptions, out io.Writer) (GrowReport, error) {
+// RunGrow is `sendonce bench --grow`: in each of two databases of one cluster,
+// an account of g.Subscribers, Recipients of them in a list, imported through the
+// product's import; g.Settled settled rows of finished campaigns prefilled into
+// the second's sends table; then the same phases (recipient build, send through
+// the real executor, the raw claim/ack loop) g.Rounds times on each, alternating
+// empty and settled so that a change in the machine's load falls on both, and
+// each figure's median ratio; then a retention pass of the product's executor
+// (SENDONCE_SEND_RETENTION) beside a send on the settled database, with the
+// table's size before and after.
+func RunGrow(ctx context.Context, empty, settled *pgxpool.Pool, o Options, g GrowOptions, out io.Writer) (GrowReport, error) {
 	var rep GrowReport
 	if err := o.defaults(); err != nil {
 		return rep, err
@@ -118,55 +133,74 @@ func RunGrow(ctx context.Context, pool *pgxpool.Pool, o Options, g GrowOptions, 
 	if err := g.defaults(o.Recipients); err != nil {
 		return rep, err
 	}
-	fmt.Fprintf(out, "# bench --grow: recipients=%d subscribers=%d settled=%d retention=%s maintenance=%s batch_size=%d workers=%d provider=%s database=%q\n",
-		o.Recipients, g.Subscribers, g.Settled, g.Retention, g.Maintenance, o.BatchSize, o.Workers, o.Provider, o.Database)
+	fmt.Fprintf(out, "# bench --grow: recipients=%d subscribers=%d settled=%d rounds=%d retention=%s maintenance=%s batch_size=%d workers=%d provider=%s database=%q\n",
+		o.Recipients, g.Subscribers, g.Settled, g.Rounds, g.Retention, g.Maintenance, o.BatchSize, o.Workers, o.Provider, o.Database)
 	// The machine's load around the run: on a shared machine the rounds' ratios
 	// are only as good as the load was steady between them.
 	fmt.Fprintf(out, "# load: start=%s\n", loadAverage())
 	defer func() { fmt.Fprintf(out, "# load: end=%s\n", loadAverage()) }()
-	acc, _, err := account.NewService(pool).Create(ctx, fmt.Sprintf("bench-grow-%d", time.Now().UnixNano()))
-	if err != nil {
-		return rep, fmt.Errorf("create account: %w", err)
-	}
-	subs := subscriber.NewService(pool)
-	list, err := subs.CreateList(ctx, acc.ID, "bench audience", "", subscriber.ListOptin{})
-	if err != nil {
-		return rep, fmt.Errorf("create list: %w", err)
-	}
-	o.listIDs = []int64{list.ID}
 
 	resetPeakRSS()
-	inList, err := importSubscribers(ctx, pool, acc.ID, 0, o.Recipients, &list.ID)
+	emptyAcc, eo, err := growAccount(ctx, empty, o, g, &rep.Import)
 	if err != nil {
-		return rep, fmt.Errorf("import: %w", err)
+		return rep, err
 	}
-	rest, err := importSubscribers(ctx, pool, acc.ID, o.Recipients, g.Subscribers, nil)
-	if err != nil {
-		return rep, fmt.Errorf("import: %w", err)
-	}
-	rep.Import = Rate{Rows: inList.Rows + rest.Rows, Secs: inList.Secs + rest.Secs}
 	rep.ImportPeakRSSMB = peakRSSMB()
 	fmt.Fprintf(out, "import: rows=%d secs=%.2f rows_per_s=%.0f peak_rss_mb=%.1f\n",
 		rep.Import.Rows, rep.Import.Secs, rep.Import.PerSecond(), rep.ImportPeakRSSMB)
-	if err := analyze(ctx, pool); err != nil {
+	settledAcc, so, err := growAccount(ctx, settled, o, g, &rep.ImportSettled)
+	if err != nil {
 		return rep, err
 	}
-
-	if rep.Empty, err = growPhase(ctx, pool, acc.ID, o, "empty", out); err != nil {
-		return rep, fmt.Errorf("empty: %w", err)
-	}
-	if rep.Prefill, err = prefill(ctx, pool, acc.ID, g, out); err != nil {
+	fmt.Fprintf(out, "import_settled: rows=%d secs=%.2f rows_per_s=%.0f\n",
+		rep.ImportSettled.Rows, rep.ImportSettled.Secs, rep.ImportSettled.PerSecond())
+	if rep.Prefill, err = prefill(ctx, settled, settledAcc, g, out); err != nil {
 		return rep, fmt.Errorf("prefill: %w", err)
 	}
-	if rep.Settled, err = growPhase(ctx, pool, acc.ID, o, "settled", out); err != nil {
-		return rep, fmt.Errorf("settled: %w", err)
+	for round := 1; round <= g.Rounds; round++ {
+		e, err := growPhase(ctx, empty, emptyAcc, eo, fmt.Sprintf("empty %d", round), out)
+		if err != nil {
+			return rep, fmt.Errorf("empty: %w", err)
+		}
+		s, err := growPhase(ctx, settled, settledAcc, so, fmt.Sprintf("settled %d", round), out)
+		if err != nil {
+			return rep, fmt.Errorf("settled: %w", err)
+		}
+		rep.Empty, rep.Settled = append(rep.Empty, e), append(rep.Settled, s)
+		fmt.Fprintf(out, "# growth %d:%s\n", round, formatGrowth(growthFigures(e, s)))
 	}
-	fmt.Fprintln(out, growthLine(rep.Empty, rep.Settled))
+	rep.Growth = medianGrowth(rep.Empty, rep.Settled)
+	fmt.Fprintf(out, "growth:%s rounds=%d\n", formatGrowth(rep.Growth), g.Rounds)
 
-	if err := retentionPass(ctx, pool, acc.ID, o, g, &rep, out); err != nil {
+	if err := retentionPass(ctx, settled, settledAcc, so, g, &rep, out); err != nil {
 		return rep, fmt.Errorf("retention: %w", err)
 	}
 	return rep, nil
+}
+
+// growAccount creates the bench account on pool with g.Subscribers subscribers
+// through the product's import (timed into imported), o.Recipients of them in a
+// list, and returns the account and o sending to that list.
+func growAccount(ctx context.Context, pool *pgxpool.Pool, o Options, g GrowOptions, imported *Rate) (int64, Options, error) {
+	acc, _, err := account.NewService(pool).Create(ctx, fmt.Sprintf("bench-grow-%d", time.Now().UnixNano()))
+	if err != nil {
+		return 0, o, fmt.Errorf("create account: %w", err)
+	}
+	list, err := subscriber.NewService(pool).CreateList(ctx, acc.ID, "bench audience", "", subscriber.ListOptin{})
+	if err != nil {
+		return 0, o, fmt.Errorf("create list: %w", err)
+	}
+	o.listIDs = []int64{list.ID}
+	inList, err := importSubscribers(ctx, pool, acc.ID, 0, o.Recipients, &list.ID)
+	if err != nil {
+		return 0, o, fmt.Errorf("import: %w", err)
+	}
+	rest, err := importSubscribers(ctx, pool, acc.ID, o.Recipients, g.Subscribers, nil)
+	if err != nil {
+		return 0, o, fmt.Errorf("import: %w", err)
+	}
+	*imported = Rate{Rows: inList.Rows + rest.Rows, Secs: inList.Secs + rest.Secs}
+	return acc.ID, o, analyze(ctx, pool)
 }
 
 // growPhase measures one round: build and send a campaign to the list, then the
@@ -257,16 +291,20 @@ func prefill(ctx context.Context, pool *pgxpool.Pool, accountID int64, g GrowOpt
 	return r, nil
 }
 
-// growthLine compares the settled round with the empty one: each figure as the
-// settled cost over the empty one (for the send rate, the empty rate over the
-// settled one), so above 1 is worse, and which exceed 1.2: the bound the send
-// path is held to as the tables grow.
-func growthLine(empty, settled GrowPhase) string {
-	type figure struct {
+// GrowthFigure is one figure of the settled round over the empty one, so above
+// 1 is worse (for the send rate, the empty rate over the settled one). Ratio is
+// 0 when the empty round measured nothing.
+type GrowthFigure struct {
+	Name  string
+	Ratio float64
+}
+
+// growthFigures compares a settled round with the empty one beside it.
+func growthFigures(empty, settled GrowPhase) []GrowthFigure {
+	pairs := []struct {
 		name string
 		e, s float64
-	}
-	figures := []figure{
+	}{
 		{"build_us_per_recipient", empty.BuildMicros(), settled.BuildMicros()},
 		{"claim_ack_pg_cpu_per_1k", empty.RawCost.per1k(empty.RawCost.PGCPU), settled.RawCost.per1k(settled.RawCost.PGCPU)},
 		{"send_pg_cpu_per_1k", empty.Send.Cost.per1k(empty.Send.Cost.PGCPU), settled.Send.Cost.per1k(settled.Send.Cost.PGCPU)},
@@ -274,18 +312,51 @@ func growthLine(empty, settled GrowPhase) string {
 		{"send_slowdown", settled.Send.PerSecond(), empty.Send.PerSecond()}, // empty rate ÷ settled rate
 		{"peak_rss", empty.Send.PeakRSSMB, settled.Send.PeakRSSMB},
 	}
+	out := make([]GrowthFigure, len(pairs))
+	for i, p := range pairs {
+		out[i].Name = p.name
+		if p.e > 0 && p.s >= 0 {
+			out[i].Ratio = p.s / p.e
+		}
+	}
+	return out
+}
+
+// medianGrowth is each figure's median ratio over the pairs of rounds.
+func medianGrowth(empty, settled []GrowPhase) []GrowthFigure {
+	var med []GrowthFigure
+	ratios := map[string][]float64{}
+	for i := range empty {
+		for _, f := range growthFigures(empty[i], settled[i]) {
+			if i == 0 {
+				med = append(med, GrowthFigure{Name: f.Name})
+			}
+			if f.Ratio > 0 {
+				ratios[f.Name] = append(ratios[f.Name], f.Ratio)
+			}
+		}
+	}
+	for i := range med {
+		if r := ratios[med[i].Name]; len(r) > 0 {
+			med[i].Ratio = median(r)
+		}
+	}
+	return med
+}
+
+// formatGrowth prints the figures and which exceed 1.2: the bound the send path
+// is held to as the tables grow.
+func formatGrowth(figures []GrowthFigure) string {
 	var b strings.Builder
-	b.WriteString("growth:")
 	var over []string
 	for _, f := range figures {
-		if f.e <= 0 || f.s < 0 {
-			fmt.Fprintf(&b, " %s=n/a", f.name)
+		if f.Ratio <= 0 {
+			fmt.Fprintf(&b, " %s=n/a", f.Name)
 			continue
 		}
-		ratio := f.s / f.e
-		fmt.Fprintf(&b, " %s=%.2fx", f.name, ratio)
-		if ratio > 1.2 {
-			over = append(over, f.name)
+		fmt.Fprintf(&b, " %s=%.2fx", f.Name, f.Ratio)
+		if f.Ratio > 1.2 {
+			over = append(over, f.Name)
 		}
 	}
 	if len(over) == 0 {
@@ -314,12 +385,12 @@ func retentionPass(ctx context.Context, pool *pgxpool.Pool, accountID int64, o O
 	ro.sendRetention, ro.maintenance = g.Retention, g.Maintenance
 	began := time.Now()
 	ro.hooks = &sendHooks{
-		sending: func(regs []*prometheus.Registry) { atSending = counterSum(deleted, regs...) },
+		sending: func(regs []*prometheus.Registry) { atSending = metricSum(deleted, false, regs...) },
 		sent: func(ctx context.Context, regs []*prometheus.Registry) error {
-			rep.RetiredDuringSend = int64(counterSum(deleted, regs...) - atSending)
+			rep.RetiredDuringSend = int64(metricSum(deleted, false, regs...) - atSending)
 			deadline := began.Add(g.RetentionTimeout)
 			for {
-				n := counterSum(deleted, regs...)
+				n := metricSum(deleted, false, regs...)
 				rep.Retention = Rate{Rows: int64(n), Secs: time.Since(began).Seconds()}
 				if rep.RetentionComplete = rep.Retention.Rows >= g.Settled; rep.RetentionComplete || time.Now().After(deadline) {
 					return nil
@@ -353,40 +424,24 @@ func retentionPass(ctx context.Context, pool *pgxpool.Pool, accountID int64, o O
 	if rep.SizeNext, err = q.BenchSendsSize(ctx); err != nil {
 		return err
 	}
+	// Against the settled rounds' medians.
+	var rates, gaps []float64
+	for _, p := range rep.Settled {
+		rates, gaps = append(rates, p.Send.PerSecond()), append(gaps, float64(p.MaxAckGap))
+	}
+	settledGap := time.Duration(median(gaps))
 	slowdown := 0.0
 	if rep.RetentionSend.PerSecond() > 0 {
-		slowdown = rep.Settled.Send.PerSecond() / rep.RetentionSend.PerSecond()
+		slowdown = median(rates) / rep.RetentionSend.PerSecond()
 	}
 	fmt.Fprintf(out, "retention: deleted_rows=%d complete=%v secs=%.2f rows_per_s=%.0f deleted_during_send=%d\n",
 		rep.Retention.Rows, rep.RetentionComplete, rep.Retention.Secs, rep.Retention.PerSecond(), rep.RetiredDuringSend)
 	fmt.Fprintf(out, "retention_send: per_s=%.0f secs=%.2f slowdown_vs_settled=%.2fx max_ack_gap_ms=%.0f settled_max_ack_gap_ms=%.0f pg_cpu_s_per_1k=%s peak_rss_mb=%.1f\n",
-		rep.RetentionSend.PerSecond(), rep.RetentionSend.Secs, slowdown, ms(rep.RetentionMaxAckGap), ms(rep.Settled.MaxAckGap),
+		rep.RetentionSend.PerSecond(), rep.RetentionSend.Secs, slowdown, ms(rep.RetentionMaxAckGap), ms(settledGap),
 		rep.RetentionSend.Cost.pgPer1k(), rep.RetentionSend.PeakRSSMB)
 	fmt.Fprintf(out, "sends_table: before_mb=%.1f before_rows=%d after_retention_mb=%.1f after_retention_rows=%d after_next_send_mb=%.1f after_next_send_rows=%d\n",
 		mb(rep.SizeBefore.Bytes), rep.SizeBefore.Rows, mb(rep.SizeAfter.Bytes), rep.SizeAfter.Rows, mb(rep.SizeNext.Bytes), rep.SizeNext.Rows)
 	return nil
-}
-
-// counterSum is the sum of one counter's values over regs (0 when absent).
-func counterSum(name string, regs ...*prometheus.Registry) float64 {
-	sum := 0.0
-	for _, reg := range regs {
-		families, err := reg.Gather()
-		if err != nil {
-			continue
-		}
-		for _, f := range families {
-			if f.GetName() != name {
-				continue
-			}
-			for _, m := range f.GetMetric() {
-				if c := m.GetCounter(); c != nil {
-					sum += c.GetValue()
-				}
-			}
-		}
-	}
-	return sum
 }
 
 // loadAverage is the first three fields of /proc/loadavg ("n/a" when unreadable).

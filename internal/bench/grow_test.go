@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,26 +12,32 @@ import (
 
 	"github.com/sendonce/sendonce/internal/config"
 	"github.com/sendonce/sendonce/internal/dbtest"
+	"github.com/sendonce/sendonce/internal/store"
 )
 
-// TestGrowPrintsEveryFigure runs `bench --grow` at a tiny scale: every figure line
-// is printed, each round sends to every recipient, the prefill holds what was asked
-// and the retention deletes every prefilled row beside a send. Timings are printed,
-// never asserted.
+// TestGrowPrintsEveryFigure runs `bench --grow` at a tiny scale on two databases:
+// every figure line is printed, each round on each database sends to every
+// recipient, the prefill holds what was asked and stays in the settled database
+// alone, and the retention deletes every prefilled row beside a send. Timings are
+// printed, never asserted.
 func TestGrowPrintsEveryFigure(t *testing.T) {
 	t.Parallel()
-	pool := dbtest.New(t)
+	empty, settled := dbtest.New(t), dbtest.New(t)
 	var out bytes.Buffer
-	rep, err := RunGrow(context.Background(), pool, Options{Recipients: 500, BatchSize: 50, Workers: 50},
-		GrowOptions{Subscribers: 1000, Settled: 2000, Maintenance: 100 * time.Millisecond, RetentionTimeout: 2 * time.Minute}, &out)
+	rep, err := RunGrow(context.Background(), empty, settled, Options{Recipients: 500, BatchSize: 50, Workers: 50},
+		GrowOptions{Subscribers: 1000, Settled: 2000, Rounds: 2, Maintenance: 100 * time.Millisecond, RetentionTimeout: 2 * time.Minute}, &out)
 	require.NoError(t, err, out.String())
 	t.Log(out.String())
 	require.EqualValues(t, 1000, rep.Import.Rows)
-	for _, p := range []GrowPhase{rep.Empty, rep.Settled} {
+	require.EqualValues(t, 1000, rep.ImportSettled.Rows)
+	require.Len(t, rep.Empty, 2)
+	require.Len(t, rep.Settled, 2)
+	for _, p := range append(slices.Clone(rep.Empty), rep.Settled...) {
 		require.EqualValues(t, 500, p.Build.Rows)
 		require.EqualValues(t, 500, p.Send.Rows)
 		require.EqualValues(t, 500, p.Raw.Rows)
 	}
+	require.Len(t, rep.Growth, 6)
 	require.EqualValues(t, 2000, rep.Prefill.Rows)
 	require.True(t, rep.RetentionComplete, out.String())
 	require.EqualValues(t, 2000, rep.Retention.Rows)
@@ -40,20 +47,43 @@ func TestGrowPrintsEveryFigure(t *testing.T) {
 	require.EqualValues(t, 2000, rep.SizeBefore.Rows)
 	require.EqualValues(t, 500, rep.SizeAfter.Rows)
 	require.EqualValues(t, 1000, rep.SizeNext.Rows)
+	// The empty database's sends table stayed empty: each round deleted its rows.
+	size, err := store.New(empty).BenchSendsSize(context.Background())
+	require.NoError(t, err)
+	require.Zero(t, size.Rows)
 	text := out.String()
-	for _, prefix := range []string{"# bench --grow: recipients=500 subscribers=1000 settled=2000 ", "import: rows=1000 ",
-		"empty: build_secs=", "# empty executor: claims=", "prefill: rows=2000 campaigns=2 ", "settled: build_secs=",
-		"# settled executor: claims=", "growth: build_us_per_recipient=", "retention: deleted_rows=2000 complete=true ",
-		"retention_send: per_s=", "sends_table: before_mb=", "# load: start=", "# load: end="} {
+	for _, prefix := range []string{"# bench --grow: recipients=500 subscribers=1000 settled=2000 rounds=2 ", "import: rows=1000 ",
+		"import_settled: rows=1000 ", "empty 1: build_secs=", "# empty 1 executor: claims=", "prefill: rows=2000 campaigns=2 ",
+		"settled 1: build_secs=", "# settled 1 executor: claims=", "# growth 1: build_us_per_recipient=", "empty 2: build_secs=",
+		"settled 2: build_secs=", "# growth 2: build_us_per_recipient=", "growth: build_us_per_recipient=",
+		"retention: deleted_rows=2000 complete=true ", "retention_send: per_s=", "sends_table: before_mb=", "# load: start=", "# load: end="} {
 		require.Contains(t, text, prefix)
 	}
 	for _, field := range []string{" build_us_per_recipient=", " send_per_s=", " max_ack_gap_ms=", " app_cpu_s_per_1k=",
 		" pg_cpu_s_per_1k=", " claim_ack_pg_cpu_s_per_1k=", " raw_per_s=", " peak_rss_mb=", " raw_peak_rss_mb=",
-		" claim_ack_pg_cpu_per_1k=", " send_slowdown=", " peak_rss=", " over_1.2x=", " deleted_during_send=",
+		" claim_ack_pg_cpu_per_1k=", " send_slowdown=", " peak_rss=", " over_1.2x=", " rounds=2\n", " deleted_during_send=",
 		" slowdown_vs_settled=", " settled_max_ack_gap_ms=", " after_retention_mb=", " after_next_send_mb="} {
 		require.Contains(t, text, field)
 	}
-	require.Len(t, strings.Split(strings.TrimSpace(text), "\n"), 13)
+	require.Len(t, strings.Split(strings.TrimSpace(text), "\n"), 20)
+}
+
+// TestMedianGrowth: the growth figures are the medians of each pair of rounds'
+// ratios, and a round that measured nothing does not count.
+func TestMedianGrowth(t *testing.T) {
+	t.Parallel()
+	phase := func(rate float64) GrowPhase {
+		return GrowPhase{Send: Send{Rate: Rate{Rows: int64(rate), Secs: 1}}}
+	}
+	got := medianGrowth([]GrowPhase{phase(100), phase(100), phase(100), phase(0)},
+		[]GrowPhase{phase(50), phase(100), phase(80), phase(10)})
+	for _, f := range got {
+		if f.Name == "send_slowdown" {
+			require.InDelta(t, 1.25, f.Ratio, 1e-9) // 2, 1, 1.25: the empty 0 round does not count
+		}
+	}
+	require.Equal(t, " build_us_per_recipient=n/a send_slowdown=1.25x over_1.2x=send_slowdown",
+		formatGrowth([]GrowthFigure{{Name: "build_us_per_recipient"}, {Name: "send_slowdown", Ratio: 1.25}}))
 }
 
 // TestParseGrow: --grow defaults to a 1,000,000-recipient campaign, 2,000,000 subscribers and 20,000,000 settled rows unless told otherwise.

@@ -42,8 +42,9 @@ func executorSummary(regs ...*prometheus.Registry) string {
 	return b.String()
 }
 
-// histogramSum is the sum of one histogram's observations over regs (0 when absent).
-func histogramSum(name string, regs ...*prometheus.Registry) float64 {
+// metricSum is the sum over regs of one counter's values, or with histogram of one
+// histogram's observations (0 when absent).
+func metricSum(name string, histogram bool, regs ...*prometheus.Registry) float64 {
 	sum := 0.0
 	for _, reg := range regs {
 		families, err := reg.Gather()
@@ -55,8 +56,10 @@ func histogramSum(name string, regs ...*prometheus.Registry) float64 {
 				continue
 			}
 			for _, m := range f.GetMetric() {
-				if h := m.GetHistogram(); h != nil {
-					sum += h.GetSampleSum()
+				if histogram {
+					sum += m.GetHistogram().GetSampleSum()
+				} else {
+					sum += m.GetCounter().GetValue()
 				}
 			}
 		}
@@ -70,5 +73,5 @@ func busy(conns, n int, secs float64, regs ...*prometheus.Registry) float64 {
 	if conns <= 0 || n <= 0 || secs <= 0 {
 		return 0
 	}
-	return histogramSum("sendonce_provider_seconds", regs...) / (float64(conns*n) * secs)
+	return metricSum("sendonce_provider_seconds", true, regs...) / (float64(conns*n) * secs)
 }
