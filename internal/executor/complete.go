@@ -145,6 +145,7 @@ func (a *acker) flush(batch []result) {
 	acked, releasedDone := len(p.Ids) == 0, len(a.released) == 0
 	backoff := newStepBackoff(50*time.Millisecond, 5*time.Second)
 	for {
+		back := e.live.Back()
 		start := e.clk.Instant()
 		ctx, cancel := context.WithTimeout(e.writeCtx, 30*time.Second)
 		var err error
@@ -166,7 +167,7 @@ func (a *acker) flush(batch []result) {
 		}
 		b := backoff.next()
 		e.log.Warn("acknowledge sends; retrying", "rows", len(batch), "err", err, "backoff", b.String())
-		if !e.sleepUnlessBack(e.sendCtx, b) {
+		if !e.sleepUnlessBack(e.sendCtx, back, b) {
 			e.log.Error("acknowledgements abandoned at shutdown; the rescuer will settle these rows", "rows", len(batch))
 			break
 		}

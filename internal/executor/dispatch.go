@@ -112,6 +112,7 @@ func (e *Executor) dispatch(ctx context.Context) {
 	// aside for release), so none stays leased with nobody knowing of it.
 	defer e.drainClaims(ctx, d)
 	for ctx.Err() == nil {
+		back := e.live.Back()
 		wait, err := e.deal(ctx, d)
 		if err == nil && wait > 0 {
 			err = e.await(ctx, d, wait)
@@ -122,7 +123,7 @@ func (e *Executor) dispatch(ctx context.Context) {
 			}
 			b := backoff.next()
 			e.log.Warn("dispatch", "err", err, "backoff", b.String())
-			if !e.sleepUnlessBack(ctx, b) {
+			if !e.sleepUnlessBack(ctx, back, b) {
 				return
 			}
 			continue

@@ -18,9 +18,10 @@ func (e *Executor) newLiveness() *liveness.Registration {
 }
 
 // sleepUnlessBack waits d, or less when the heartbeat finds the database
-// reachable again. It reports whether ctx is still alive.
-func (e *Executor) sleepUnlessBack(ctx context.Context, d time.Duration) bool {
-	return e.live.SleepUnlessBack(ctx, d)
+// reachable again after back (e.live.Back(), taken before the attempt that
+// failed) was taken. It reports whether ctx is still alive.
+func (e *Executor) sleepUnlessBack(ctx context.Context, back <-chan struct{}, d time.Duration) bool {
+	return e.live.SleepUnlessBack(ctx, back, d)
 }
 
 // deadAfter is how long an executor's heartbeat may be silent before its rows are

@@ -245,9 +245,11 @@ func TestBackoffEndsWhenHeartbeatRecovers(t *testing.T) {
 	t.Parallel()
 	e := newExecutor(t, dbtest.New(t), newFake(true), Config{})
 	ctx := context.Background()
-	e.live.Back() // the waiter below takes this channel, whenever it starts
+	// The loop takes the channel before its attempt (which failed: no heartbeat
+	// yet), so whenever the waiter starts, the recovery below wakes it.
+	back := e.live.Back()
 	done := make(chan bool, 1)
-	go func() { done <- e.sleepUnlessBack(ctx, time.Hour) }()
+	go func() { done <- e.sleepUnlessBack(ctx, back, time.Hour) }()
 	e.beat(ctx) // registers: the first heartbeat after none (or after failures)
 	select {
 	case alive := <-done:
@@ -256,8 +258,8 @@ func TestBackoffEndsWhenHeartbeatRecovers(t *testing.T) {
 		t.Fatal("the backoff still waits an hour after the database came back")
 	}
 	// A heartbeat in a run of good ones wakes nobody.
-	back := e.live.Back() // the channel the waiter below takes
-	go func() { done <- e.sleepUnlessBack(ctx, 50*time.Millisecond) }()
+	back = e.live.Back()
+	go func() { done <- e.sleepUnlessBack(ctx, back, 50*time.Millisecond) }()
 	e.beat(ctx)
 	require.True(t, <-done)
 	select {

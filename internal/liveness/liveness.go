@@ -231,10 +231,11 @@ func (r *Registration) Back() <-chan struct{} {
 
 // SleepUnlessBack waits d, or less when a heartbeat finds the database reachable
 // again, so loops that back off through an outage resume within a heartbeat of a
-// failover's promotion instead of a backoff later. It reports whether ctx is
-// still alive.
-func (r *Registration) SleepUnlessBack(ctx context.Context, d time.Duration) bool {
-	back := r.Back()
+// failover's promotion instead of a backoff later. back is what Back returned
+// before the attempt that failed: a recovery between that failure and this sleep
+// has closed it already, where a channel taken now would wait for the next one.
+// It reports whether ctx is still alive.
+func (r *Registration) SleepUnlessBack(ctx context.Context, back <-chan struct{}, d time.Duration) bool {
 	t := r.opts.Clock.NewTimer(d)
 	defer t.Stop()
 	select {
