@@ -161,7 +161,13 @@ func TestMessagesArePacedPerDomain(t *testing.T) {
 	require.InDelta(t, 5, rate, 1, "gmail's measured rate")
 	other := st.of("example.org")
 	require.Len(t, other, 5)
-	require.Less(t, other[len(other)-1].Sub(start), time.Second, "example.org waited behind gmail")
+	// Not held behind gmail: example.org's last message went before gmail's
+	// sixth, which gmail's spacing (200 ms) holds a second past its first. (A
+	// bound from the start in wall time failed under load: the first claim
+	// itself can take that long.)
+	g = sorted(g)
+	t.Logf("example.org's last %s after the start, gmail's sixth %s", latest(other).Sub(start), g[5].Sub(start))
+	require.True(t, latest(other).Before(g[5]), "example.org waited behind gmail")
 	require.Zero(t, f.int64(`SELECT count(*) FROM sends WHERE account_id = $1 AND attempts <> 1`, acct),
 		"a message held back for its domain was charged an attempt")
 }
