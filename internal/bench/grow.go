@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -157,6 +158,7 @@ func RunGrow(ctx context.Context, empty, settled *pgxpool.Pool, o Options, g Gro
 	if rep.Prefill, err = prefill(ctx, settled, settledAcc, g, out); err != nil {
 		return rep, fmt.Errorf("prefill: %w", err)
 	}
+	var pairs [][]GrowthFigure
 	for round := 1; round <= g.Rounds; round++ {
 		e, err := growPhase(ctx, empty, emptyAcc, eo, fmt.Sprintf("empty %d", round), out)
 		if err != nil {
@@ -167,9 +169,10 @@ func RunGrow(ctx context.Context, empty, settled *pgxpool.Pool, o Options, g Gro
 			return rep, fmt.Errorf("settled: %w", err)
 		}
 		rep.Empty, rep.Settled = append(rep.Empty, e), append(rep.Settled, s)
-		fmt.Fprintf(out, "# growth %d:%s\n", round, formatGrowth(growthFigures(e, s)))
+		pairs = append(pairs, growthFigures(e, s))
+		fmt.Fprintf(out, "# growth %d:%s\n", round, formatGrowth(pairs[len(pairs)-1]))
 	}
-	rep.Growth = medianGrowth(rep.Empty, rep.Settled)
+	rep.Growth = medianGrowth(pairs)
 	fmt.Fprintf(out, "growth:%s rounds=%d\n", formatGrowth(rep.Growth), g.Rounds)
 
 	if err := retentionPass(ctx, settled, settledAcc, so, g, &rep, out); err != nil {
@@ -322,23 +325,20 @@ func growthFigures(empty, settled GrowPhase) []GrowthFigure {
 	return out
 }
 
-// medianGrowth is each figure's median ratio over the pairs of rounds.
-func medianGrowth(empty, settled []GrowPhase) []GrowthFigure {
-	var med []GrowthFigure
-	ratios := map[string][]float64{}
-	for i := range empty {
-		for _, f := range growthFigures(empty[i], settled[i]) {
-			if i == 0 {
-				med = append(med, GrowthFigure{Name: f.Name})
-			}
-			if f.Ratio > 0 {
-				ratios[f.Name] = append(ratios[f.Name], f.Ratio)
+// medianGrowth is each figure's median ratio over the pairs of rounds (each
+// pair's growthFigures), counting only the pairs that measured it.
+func medianGrowth(pairs [][]GrowthFigure) []GrowthFigure {
+	med := slices.Clone(pairs[0])
+	for k := range med {
+		var r []float64
+		for _, figures := range pairs {
+			if figures[k].Ratio > 0 {
+				r = append(r, figures[k].Ratio)
 			}
 		}
-	}
-	for i := range med {
-		if r := ratios[med[i].Name]; len(r) > 0 {
-			med[i].Ratio = median(r)
+		med[k].Ratio = 0
+		if len(r) > 0 {
+			med[k].Ratio = median(r)
 		}
 	}
 	return med

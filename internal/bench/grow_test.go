@@ -75,8 +75,11 @@ func TestMedianGrowth(t *testing.T) {
 	phase := func(rate float64) GrowPhase {
 		return GrowPhase{Send: Send{Rate: Rate{Rows: int64(rate), Secs: 1}}}
 	}
-	got := medianGrowth([]GrowPhase{phase(100), phase(100), phase(100), phase(0)},
-		[]GrowPhase{phase(50), phase(100), phase(80), phase(10)})
+	var pairs [][]GrowthFigure
+	for i, e := range []float64{100, 100, 100, 0} {
+		pairs = append(pairs, growthFigures(phase(e), phase([]float64{50, 100, 80, 10}[i])))
+	}
+	got := medianGrowth(pairs)
 	for _, f := range got {
 		if f.Name == "send_slowdown" {
 			require.InDelta(t, 1.25, f.Ratio, 1e-9) // 2, 1, 1.25: the empty 0 round does not count
