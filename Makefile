@@ -36,6 +36,8 @@ fuzz:
 ## generate: regenerate internal/store and internal/harnessstore (sqlc), api/ and the Go SDK's client/client.gen.go (oapi-codegen;
 ##           the SDK is the module in client/, which the service requires through a replace)
 generate:
+	@# Every file of the two packages is sqlc's: remove them first, so a query taken out leaves no stale file behind.
+	rm -f internal/store/*.go internal/harnessstore/*.go
 	$(TOOL) sqlc generate
 	@if [ -f api/oapi-codegen.yaml ]; then $(TOOL) oapi-codegen -config api/oapi-codegen.yaml openapi.yaml; fi
 	$(TOOL) oapi-codegen -config api/oapi-codegen.client.yaml openapi.yaml

@@ -179,10 +179,6 @@ WHERE account_id = @account_id
 -- name: ErasureSoftBouncesDelete :execrows
 DELETE FROM soft_bounces WHERE account_id = @account_id AND email_lower = @email_lower;
 
--- name: ErasureImportRowsDelete :execrows
--- Staging rows of an import that died between its COPY and its clear.
-DELETE FROM subscriber_import_rows WHERE email_lower = @email_lower;
-
 -- name: ErasureSubscriberDelete :execrows
 -- Last: the subscriber row is what a repeated request resumes from. Its
 -- memberships (and their opt-in sources) go with it.

@@ -39,18 +39,12 @@ SELECT coalesce((SELECT messages FROM account_message_counts
                  WHERE account_id = @account_id AND day = timezone('UTC', @now::timestamptz)::date), 0)::bigint;
 
 -- name: SubscriberImportOverQuota :many
--- The staged rows of an import batch that would add subscribers beyond the room
--- the quota leaves (new addresses after the first @room, in line order): taken
--- out of the batch and reported as rejected rows. Rows of existing addresses
--- (updates) never count.
-WITH fresh AS (
-    SELECT r.email_lower FROM subscriber_import_rows r
-    WHERE r.import_id = @import_id
-      AND NOT EXISTS (SELECT 1 FROM subscribers s WHERE s.account_id = @account_id AND s.email_lower = r.email_lower)
-    ORDER BY r.line
-    OFFSET @room
-)
-DELETE FROM subscriber_import_rows d
-USING fresh f
-WHERE d.import_id = @import_id AND d.email_lower = f.email_lower
-RETURNING d.line, d.email;
+-- The addresses of an import batch (in the batch's order) that would add
+-- subscribers beyond the room the quota leaves: the new addresses after the first
+-- @room. They are taken out of the batch and reported as rejected rows. Addresses
+-- the account has (updates) never count.
+SELECT u.email_lower::text
+FROM unnest(@email_lowers::text[]) WITH ORDINALITY AS u (email_lower, n)
+WHERE NOT EXISTS (SELECT 1 FROM subscribers s WHERE s.account_id = @account_id AND s.email_lower = u.email_lower)
+ORDER BY u.n
+OFFSET @room;

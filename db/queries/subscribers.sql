@@ -71,53 +71,70 @@ SELECT status FROM subscribers WHERE account_id = @account_id AND id = @id;
 -- Which of ids are the account's subscribers: bulk membership refuses the others.
 SELECT id FROM subscribers WHERE account_id = @account_id AND id = ANY(@ids::bigint[]);
 
--- name: SubscriberImportNextID :one
-SELECT nextval('subscriber_import_seq')::bigint;
-
--- name: SubscriberImportUpsert :one
--- The whole import in one statement. An existing address (same lower-case key) keeps
--- its id; it takes the row's address spelling, name and status when given, and the
--- row's attributes merged over its own. An unsubscribed subscriber stays unsubscribed:
--- an import must not undo an opt-out. The excluded row cannot say whether the import
--- gave a name or status (NULL was defaulted), so those two are read back from the
--- staging row by its unique (import_id, email_lower) key. (xmax = 0) tells an insert from an update.
--- With list_id, every imported subscriber also joins that list.
-WITH up AS (
-    INSERT INTO subscribers AS s (account_id, email, email_lower, name, attributes, status)
-    SELECT @account_id, r.email, r.email_lower, coalesce(r.name, ''), r.attributes, coalesce(r.status, 'pending')
-    FROM subscriber_import_rows r
-    WHERE r.import_id = @import_id
-    -- Address order: concurrent imports that share addresses then lock the shared
-    -- rows in the same order and wait for each other instead of deadlocking.
+-- name: SubscriberImportInsert :many
+-- One batch of an import, its first statement: the batch's addresses that no
+-- subscriber of the account has are inserted and returned; the others are left to
+-- SubscriberImportUpdate. The batch comes as arrays, one element per row, in
+-- step. Address order: concurrent imports that share a new address wait for each
+-- other in the same order instead of deadlocking. With list_id, the new
+-- subscribers also join that list.
+WITH r AS (
+    SELECT unnest(@emails::text[]) AS email, unnest(@email_lowers::text[]) AS email_lower,
+           unnest(@names::text[]) AS name, unnest(@statuses::text[]) AS status,
+           unnest(@attributes::jsonb[]) AS attributes
+), ins AS (
+    INSERT INTO subscribers (account_id, email, email_lower, name, attributes, status)
+    SELECT @account_id, r.email, r.email_lower, r.name, r.attributes, r.status
+    FROM r
     ORDER BY r.email_lower
-    ON CONFLICT (account_id, email_lower) DO UPDATE SET
-        email      = excluded.email,
-        name       = coalesce((SELECT r2.name FROM subscriber_import_rows r2
-                               WHERE r2.import_id = @import_id AND r2.email_lower = excluded.email_lower), s.name),
-        attributes = s.attributes || excluded.attributes,
-        status     = CASE WHEN s.status = 'unsubscribed' THEN s.status
-                          ELSE coalesce((SELECT r3.status FROM subscriber_import_rows r3
-                                         WHERE r3.import_id = @import_id AND r3.email_lower = excluded.email_lower), s.status)
-                     END,
+    ON CONFLICT (account_id, email_lower) DO NOTHING
+    RETURNING id, email_lower
+), joined AS (
+    INSERT INTO list_members (list_id, subscriber_id, account_id)
+    SELECT sqlc.narg('list_id')::bigint, ins.id, @account_id FROM ins
+    WHERE sqlc.narg('list_id')::bigint IS NOT NULL
+    ON CONFLICT DO NOTHING
+)
+SELECT ins.email_lower FROM ins;
+
+-- name: SubscriberImportUpdate :many
+-- One batch of an import, its second statement (a statement of its own, so it sees
+-- the subscribers another transaction committed while the first waited): the
+-- existing subscribers of the batch's addresses, locked in address order (as the
+-- first statement inserts), keep their id and take the row's address spelling,
+-- its name and status where name_given and status_given say the row gave them,
+-- and its attributes merged over their own. An unsubscribed subscriber stays
+-- unsubscribed: an import must not undo an opt-out. Returns the addresses updated:
+-- one deleted since the first statement is in neither answer, and goes round again.
+WITH r AS (
+    SELECT unnest(@emails::text[]) AS email, unnest(@email_lowers::text[]) AS email_lower,
+           unnest(@names::text[]) AS name, unnest(@name_given::bool[]) AS name_given,
+           unnest(@statuses::text[]) AS status, unnest(@status_given::bool[]) AS status_given,
+           unnest(@attributes::jsonb[]) AS attributes
+), locked AS (
+    SELECT s.id, r.email, r.name, r.name_given, r.status, r.status_given, r.attributes
+    FROM subscribers s
+    JOIN r ON s.email_lower = r.email_lower
+    WHERE s.account_id = @account_id
+    ORDER BY s.email_lower
+    FOR UPDATE OF s
+), up AS (
+    UPDATE subscribers s SET
+        email      = l.email,
+        name       = CASE WHEN l.name_given THEN l.name ELSE s.name END,
+        attributes = s.attributes || l.attributes,
+        status     = CASE WHEN s.status = 'unsubscribed' OR NOT l.status_given THEN s.status ELSE l.status END,
         updated_at = now()
-    RETURNING s.id, (xmax = 0) AS inserted
+    FROM locked l
+    WHERE s.id = l.id
+    RETURNING s.id, s.email_lower
 ), joined AS (
     INSERT INTO list_members (list_id, subscriber_id, account_id)
     SELECT sqlc.narg('list_id')::bigint, up.id, @account_id FROM up
     WHERE sqlc.narg('list_id')::bigint IS NOT NULL
     ON CONFLICT DO NOTHING
 )
-SELECT count(*) FILTER (WHERE inserted)::bigint AS inserted,
-       count(*) FILTER (WHERE NOT inserted)::bigint AS updated
-FROM up;
-
--- name: SubscriberImportClear :exec
-DELETE FROM subscriber_import_rows WHERE import_id = @import_id;
-
--- name: SubscriberImportStage :copyfrom
--- COPY of the validated rows into the staging table.
-INSERT INTO subscriber_import_rows (import_id, line, email, email_lower, name, status, attributes)
-VALUES (@import_id, @line, @email, @email_lower, @name, @status, @attributes);
+SELECT up.email_lower FROM up;
 
 -- name: SubscriberFindByEmails :many
 -- A campaign test send renders with the data of the account's subscriber at each

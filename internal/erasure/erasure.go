@@ -398,7 +398,6 @@ func (s *Service) scrubRest(ctx context.Context, p person, sends personSends, c 
 		{"soft_bounces", func() (int64, error) {
 			return q.ErasureSoftBouncesDelete(ctx, store.ErasureSoftBouncesDeleteParams{AccountID: p.accountID, EmailLower: p.lower})
 		}},
-		{"import_rows", func() (int64, error) { return q.ErasureImportRowsDelete(ctx, p.lower) }},
 		{"audit_log", func() (int64, error) {
 			return q.ErasureAuditTargetsScrub(ctx, store.ErasureAuditTargetsScrubParams{AccountID: p.accountID, Pattern: p.pattern})
 		}},

@@ -235,19 +235,6 @@ func (q *Queries) ErasureIdempotencyDelete(ctx context.Context, arg ErasureIdemp
 	return result.RowsAffected(), nil
 }
 
-const erasureImportRowsDelete = `-- name: ErasureImportRowsDelete :execrows
-DELETE FROM subscriber_import_rows WHERE email_lower = $1
-`
-
-// Staging rows of an import that died between its COPY and its clear.
-func (q *Queries) ErasureImportRowsDelete(ctx context.Context, emailLower string) (int64, error) {
-	result, err := q.db.Exec(ctx, erasureImportRowsDelete, emailLower)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
 const erasureMaxIDs = `-- name: ErasureMaxIDs :one
 SELECT coalesce((SELECT max(id) FROM sends), 0)::bigint AS sends,
        coalesce((SELECT max(id) FROM events), 0)::bigint AS events,

@@ -715,16 +715,6 @@ type Subscriber struct {
 	OptinSentAt *time.Time
 }
 
-type SubscriberImportRow struct {
-	ImportID   int64
-	Line       int32
-	Email      string
-	EmailLower string
-	Name       *string
-	Status     *string
-	Attributes json.RawMessage
-}
-
 type Suppression struct {
 	AccountID  int64
 	EmailLower string

@@ -119,47 +119,36 @@ func (q *Queries) QuotaSubscribersUsed(ctx context.Context, accountID int64) (in
 }
 
 const subscriberImportOverQuota = `-- name: SubscriberImportOverQuota :many
-WITH fresh AS (
-    SELECT r.email_lower FROM subscriber_import_rows r
-    WHERE r.import_id = $1
-      AND NOT EXISTS (SELECT 1 FROM subscribers s WHERE s.account_id = $2 AND s.email_lower = r.email_lower)
-    ORDER BY r.line
-    OFFSET $3
-)
-DELETE FROM subscriber_import_rows d
-USING fresh f
-WHERE d.import_id = $1 AND d.email_lower = f.email_lower
-RETURNING d.line, d.email
+SELECT u.email_lower::text
+FROM unnest($1::text[]) WITH ORDINALITY AS u (email_lower, n)
+WHERE NOT EXISTS (SELECT 1 FROM subscribers s WHERE s.account_id = $2 AND s.email_lower = u.email_lower)
+ORDER BY u.n
+OFFSET $3
 `
 
 type SubscriberImportOverQuotaParams struct {
-	ImportID  int64
-	AccountID int64
-	Room      int32
+	EmailLowers []string
+	AccountID   int64
+	Room        int32
 }
 
-type SubscriberImportOverQuotaRow struct {
-	Line  int32
-	Email string
-}
-
-// The staged rows of an import batch that would add subscribers beyond the room
-// the quota leaves (new addresses after the first @room, in line order): taken
-// out of the batch and reported as rejected rows. Rows of existing addresses
-// (updates) never count.
-func (q *Queries) SubscriberImportOverQuota(ctx context.Context, arg SubscriberImportOverQuotaParams) ([]SubscriberImportOverQuotaRow, error) {
-	rows, err := q.db.Query(ctx, subscriberImportOverQuota, arg.ImportID, arg.AccountID, arg.Room)
+// The addresses of an import batch (in the batch's order) that would add
+// subscribers beyond the room the quota leaves: the new addresses after the first
+// @room. They are taken out of the batch and reported as rejected rows. Addresses
+// the account has (updates) never count.
+func (q *Queries) SubscriberImportOverQuota(ctx context.Context, arg SubscriberImportOverQuotaParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, subscriberImportOverQuota, arg.EmailLowers, arg.AccountID, arg.Room)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []SubscriberImportOverQuotaRow{}
+	items := []string{}
 	for rows.Next() {
-		var i SubscriberImportOverQuotaRow
-		if err := rows.Scan(&i.Line, &i.Email); err != nil {
+		var u_email_lower string
+		if err := rows.Scan(&u_email_lower); err != nil {
 			return nil, err
 		}
-		items = append(items, i)
+		items = append(items, u_email_lower)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

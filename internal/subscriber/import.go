@@ -202,10 +202,10 @@ func cellReason(v, enc string) string {
 	}
 }
 
-// Limits of one batch of an import: each batch is staged and merged in its own
-// transaction, so no transaction grows with the file. Every account's event
-// readers wait below the oldest running transaction; one import of 100,000 rows
-// in one transaction held them all for its whole merge.
+// Limits of one batch of an import: each batch is merged in its own transaction,
+// so no transaction grows with the file. Every account's event readers wait below
+// the oldest running transaction; one import of 100,000 rows in one transaction
+// held them all for its whole merge.
 const (
 	ImportBatchRows  = 1000
 	ImportBatchBytes = 1 << 20
@@ -215,16 +215,18 @@ const (
 // own transaction on its own connection, while the rows after them are still
 // being validated. Batches of one import never share an address, so they take no
 // lock the other waits for; concurrent imports that share addresses lock them in
-// address order (SubscriberImportUpsert) whichever batch they are in. An account
-// with a subscribers quota merges one batch at a time (quota.Room locks it).
+// address order (SubscriberImportInsert, SubscriberImportUpdate) whichever batch
+// they are in. An account with a subscribers quota merges one batch at a time
+// (quota.Room locks it).
 const ImportConns = 2
 
 // Import upserts rows for the account: each row is validated here (rejects are
 // reported, not fatal), and the valid ones go in batches of at most
-// ImportBatchRows rows (and about ImportBatchBytes of attributes), each COPYed into
-// the staging table and merged into subscribers with one INSERT … SELECT … ON
-// CONFLICT in its own transaction, up to ImportConns batches at once. An import
-// that fails part-way answers the first error and keeps the batches that
+// ImportBatchRows rows (and about ImportBatchBytes of attributes), each merged
+// into subscribers in its own transaction by two statements that take the batch
+// as arrays (SubscriberImportInsert for the new addresses, then
+// SubscriberImportUpdate for the others), up to ImportConns batches at once. An
+// import that fails part-way answers the first error and keeps the batches that
 // committed: sending it again is safe (an upsert of the same rows), and reports
 // those rows as updated. With listID, every imported subscriber joins that list
 // (which must be the account's).
@@ -242,7 +244,7 @@ func (s *Service) Import(ctx context.Context, accountID int64, rows []ImportRow,
 		m.res.Rejected = []Rejection{}
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	batches := make(chan []store.SubscriberImportStageParams)
+	batches := make(chan []validRow)
 	for range ImportConns {
 		g.Go(func() error {
 			for b := range batches {
@@ -260,6 +262,15 @@ func (s *Service) Import(ctx context.Context, accountID int64, rows []ImportRow,
 	err := g.Wait()
 	slices.SortStableFunc(m.res.Rejected, func(a, b Rejection) int { return cmp.Compare(a.Line, b.Line) })
 	return m.res, err
+}
+
+// validRow is a row that passed validation, ready to merge. Nil name or status:
+// the row did not give it.
+type validRow struct {
+	line         int
+	email, lower string
+	name, status *string
+	attributes   []byte
 }
 
 // merger is one import under way: its validation hands batches to the
@@ -281,9 +292,9 @@ func (m *merger) reject(r Rejection) {
 
 // validate checks rows in order, rejecting the invalid ones and the repeats of an
 // earlier address, and sends the valid ones on batches as each batch fills.
-func (m *merger) validate(ctx context.Context, rows []ImportRow, batches chan<- []store.SubscriberImportStageParams) error {
+func (m *merger) validate(ctx context.Context, rows []ImportRow, batches chan<- []validRow) error {
 	firstLine := make(map[string]int, len(rows))
-	var batch []store.SubscriberImportStageParams
+	var batch []validRow
 	size := 0
 	flush := func() error {
 		if len(batch) == 0 {
@@ -340,70 +351,147 @@ func (m *merger) validate(ctx context.Context, rows []ImportRow, batches chan<- 
 			}
 		}
 		if batch == nil {
-			batch = make([]store.SubscriberImportStageParams, 0, min(ImportBatchRows, len(rows)))
+			batch = make([]validRow, 0, min(ImportBatchRows, len(rows)))
 		}
-		batch = append(batch, store.SubscriberImportStageParams{Line: int32(r.Line), Email: addr.Email,
-			EmailLower: addr.Lower, Name: r.Name, Status: r.Status, Attributes: attrs})
+		batch = append(batch, validRow{line: r.Line, email: addr.Email, lower: addr.Lower,
+			name: r.Name, status: r.Status, attributes: attrs})
 		size += len(attrs)
 	}
 	return flush()
 }
 
-// merge stages one batch under an import id of its own and merges it into the
-// account's subscribers, in one transaction.
-func (m *merger) merge(ctx context.Context, batch []store.SubscriberImportStageParams) error {
-	var counts store.SubscriberImportUpsertRow
+// mergeRounds bounds how often a batch's rows go round the two statements: a row
+// goes round again only when its subscriber was deleted between them.
+const mergeRounds = 5
+
+// merge merges one batch into the account's subscribers, in one transaction: the
+// batch's new addresses are inserted, then the rest updated; a row that neither
+// statement took (its subscriber was deleted between them) goes round again.
+func (m *merger) merge(ctx context.Context, batch []validRow) error {
+	var inserted, updated int64
 	var overQuota []Rejection
 	err := postgres.InTx(ctx, m.s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
-		importID, err := q.SubscriberImportNextID(ctx)
-		if err != nil {
-			return err
-		}
-		for i := range batch {
-			batch[i].ImportID = importID
-		}
-		if _, err := q.SubscriberImportStage(ctx, batch); err != nil {
-			return fmt.Errorf("copy import rows: %w", err)
-		}
+		inserted, updated, overQuota = 0, 0, overQuota[:0]
+		rows := batch
 		// The subscribers quota: new addresses beyond the room it leaves are
 		// taken out of the batch and reported as rejected rows.
-		overQuota = overQuota[:0]
 		if limit, used, ok, err := quota.Room(ctx, q, m.accountID, quota.Subscribers); err != nil {
 			return err
 		} else if ok {
 			over, err := q.SubscriberImportOverQuota(ctx, store.SubscriberImportOverQuotaParams{
-				ImportID: importID, AccountID: m.accountID, Room: int32(min(max(limit-used, 0), int64(len(batch))))})
+				EmailLowers: lowers(rows), AccountID: m.accountID, Room: int32(min(max(limit-used, 0), int64(len(rows))))})
 			if err != nil {
 				return err
 			}
-			for _, o := range over {
-				overQuota = append(overQuota, Rejection{Line: int(o.Line), Email: o.Email,
+			var dropped []validRow
+			dropped, rows = split(rows, over)
+			for _, r := range dropped {
+				overQuota = append(overQuota, Rejection{Line: r.line, Email: r.email,
 					Reason: fmt.Sprintf("quota subscribers reached (limit %d)", limit)})
 			}
 		}
+		if len(rows) == 0 {
+			return nil
+		}
 		if m.s.Erased != nil {
-			lowers := make([]string, len(batch))
-			for i, b := range batch {
-				lowers[i] = b.EmailLower
-			}
-			if _, err := m.s.Erased.Recall(ctx, tx, m.accountID, lowers...); err != nil {
+			if _, err := m.s.Erased.Recall(ctx, tx, m.accountID, lowers(rows)...); err != nil {
 				return err
 			}
 		}
-		counts, err = q.SubscriberImportUpsert(ctx, store.SubscriberImportUpsertParams{AccountID: m.accountID, ImportID: importID, ListID: m.listID})
-		if err != nil {
-			return postgres.Error(err, "subscriber")
+		for round := 0; len(rows) > 0; round++ {
+			if round == mergeRounds {
+				return fmt.Errorf("import: %d rows still unmerged after %d rounds (their subscribers deleted each time)", len(rows), round)
+			}
+			ins, err := q.SubscriberImportInsert(ctx, insertParams(m.accountID, m.listID, rows))
+			if err != nil {
+				return postgres.Error(err, "subscriber")
+			}
+			inserted += int64(len(ins))
+			if _, rows = split(rows, ins); len(rows) == 0 {
+				break
+			}
+			up, err := q.SubscriberImportUpdate(ctx, updateParams(m.accountID, m.listID, rows))
+			if err != nil {
+				return postgres.Error(err, "subscriber")
+			}
+			updated += int64(len(up))
+			_, rows = split(rows, up)
 		}
-		return q.SubscriberImportClear(ctx, importID)
+		return nil
 	})
 	if err != nil {
 		return err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.res.Inserted += counts.Inserted
-	m.res.Updated += counts.Updated
+	m.res.Inserted += inserted
+	m.res.Updated += updated
 	m.res.Rejected = append(m.res.Rejected, overQuota...)
 	return nil
+}
+
+// lowers is the rows' lower-case addresses, in order.
+func lowers(rows []validRow) []string {
+	l := make([]string, len(rows))
+	for i, r := range rows {
+		l[i] = r.lower
+	}
+	return l
+}
+
+// split parts rows into those whose address is in addrs (which are among the
+// rows' addresses, each once: a statement's answer) and the rest, each in
+// the rows' order.
+func split(rows []validRow, addrs []string) (in, rest []validRow) {
+	switch len(addrs) {
+	case 0:
+		return nil, rows
+	case len(rows):
+		return rows, nil
+	}
+	set := make(map[string]bool, len(addrs))
+	for _, l := range addrs {
+		set[l] = true
+	}
+	in = make([]validRow, 0, len(addrs))
+	rest = make([]validRow, 0, len(rows)-len(addrs))
+	for _, r := range rows {
+		if set[r.lower] {
+			in = append(in, r)
+		} else {
+			rest = append(rest, r)
+		}
+	}
+	return in, rest
+}
+
+// insertParams binds rows as SubscriberImportInsert's arrays: a row without a
+// name or status inserts the defaults ("" and pending).
+func insertParams(accountID int64, listID *int64, rows []validRow) store.SubscriberImportInsertParams {
+	p := store.SubscriberImportInsertParams{AccountID: accountID, ListID: listID,
+		Emails: make([]string, len(rows)), EmailLowers: make([]string, len(rows)), Names: make([]string, len(rows)),
+		Statuses: make([]string, len(rows)), Attributes: make([]json.RawMessage, len(rows))}
+	for i, r := range rows {
+		p.Emails[i], p.EmailLowers[i], p.Attributes[i] = r.email, r.lower, r.attributes
+		p.Names[i] = optional.Value(r.name)
+		p.Statuses[i] = cmp.Or(optional.Value(r.status), StatusPending)
+	}
+	return p
+}
+
+// updateParams binds rows as SubscriberImportUpdate's arrays: name_given and
+// status_given say which rows gave a name or a status.
+func updateParams(accountID int64, listID *int64, rows []validRow) store.SubscriberImportUpdateParams {
+	p := store.SubscriberImportUpdateParams{AccountID: accountID, ListID: listID,
+		Emails: make([]string, len(rows)), EmailLowers: make([]string, len(rows)),
+		Names: make([]string, len(rows)), NameGiven: make([]bool, len(rows)),
+		Statuses: make([]string, len(rows)), StatusGiven: make([]bool, len(rows)),
+		Attributes: make([]json.RawMessage, len(rows))}
+	for i, r := range rows {
+		p.Emails[i], p.EmailLowers[i], p.Attributes[i] = r.email, r.lower, r.attributes
+		p.Names[i], p.NameGiven[i] = optional.Value(r.name), r.name != nil
+		p.Statuses[i], p.StatusGiven[i] = optional.Value(r.status), r.status != nil
+	}
+	return p
 }

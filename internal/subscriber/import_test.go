@@ -187,3 +187,105 @@ func TestImportQuotaAcrossBatches(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, limit, total)
 }
+
+// TestImportUpdatesWhatTheRowGives: an import row of an existing address changes
+// the address's spelling, merges its attributes over the subscriber's, and
+// changes the name and the status only when it gives them (an empty name given
+// is a name); the existing subscriber joins the import's list too, and the new
+// one beside it gets the defaults.
+func TestImportUpdatesWhatTheRowGives(t *testing.T) {
+	t.Parallel()
+	s, acc, ctx := setup(t)
+	l, err := s.CreateList(ctx, acc, "imported", "", subscriber.ListOptin{})
+	require.NoError(t, err)
+	keep, err := s.Create(ctx, acc, subscriber.Input{Email: "keep@example.com", Name: "Ann",
+		Status: subscriber.StatusConfirmed, Attributes: map[string]any{"a": 1.0, "b": 1.0}})
+	require.NoError(t, err)
+	change, err := s.Create(ctx, acc, subscriber.Input{Email: "change@example.com", Name: "Bob"})
+	require.NoError(t, err)
+	empty, confirmed := "", subscriber.StatusConfirmed
+	res, err := s.Import(ctx, acc, []subscriber.ImportRow{
+		{Line: 2, Email: "Keep@Example.com", Attributes: map[string]any{"b": 2.0, "c": 3.0}},
+		{Line: 3, Email: "change@example.com", Name: &empty, Status: &confirmed},
+		{Line: 4, Email: "new@example.com", Attributes: map[string]any{}},
+	}, nil, &l.ID)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, res.Inserted)
+	require.EqualValues(t, 2, res.Updated)
+
+	got, err := s.Get(ctx, acc, keep.ID)
+	require.NoError(t, err)
+	require.Equal(t, "Keep@example.com", got.Email, "the local part's spelling (the domain is stored in lower case)")
+	require.Equal(t, "Ann", got.Name)
+	require.Equal(t, subscriber.StatusConfirmed, got.Status)
+	require.Equal(t, map[string]any{"a": 1.0, "b": 2.0, "c": 3.0}, got.Attributes)
+	got, err = s.Get(ctx, acc, change.ID)
+	require.NoError(t, err)
+	require.Empty(t, got.Name)
+	require.Equal(t, subscriber.StatusConfirmed, got.Status)
+	members, err := s.List(ctx, acc, subscriber.Filter{ListID: &l.ID, Membership: "any", Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, members, 3, "existing and new subscribers join the list")
+	for _, m := range members {
+		if m.Email == "new@example.com" {
+			require.Empty(t, m.Name)
+			require.Equal(t, subscriber.StatusPending, m.Status)
+		}
+	}
+}
+
+// TestImportWhileSubscribersAreDeleted: subscribers of the imported addresses are
+// deleted while imports of them run. A row whose subscriber goes between the
+// batch's insert and its update goes round again, so every import reports every
+// row inserted or updated and each address ends up existing once.
+func TestImportWhileSubscribersAreDeleted(t *testing.T) {
+	t.Parallel()
+	s, acc, ctx := setup(t)
+	const n = 3 * subscriber.ImportBatchRows
+	rows := make([]subscriber.ImportRow, n)
+	for i := range rows {
+		rows[i] = subscriber.ImportRow{Line: i + 2, Email: fmt.Sprintf("d%05d@example.com", i)}
+	}
+	_, err := s.Import(ctx, acc, rows, nil, nil)
+	require.NoError(t, err)
+	stop := make(chan struct{})
+	deleterDone := make(chan error, 1)
+	go func() {
+		var deleted int
+		defer func() { t.Logf("%d subscribers deleted while the imports ran", deleted) }()
+		for {
+			select {
+			case <-stop:
+				deleterDone <- nil
+				return
+			default:
+			}
+			page, err := s.List(ctx, acc, subscriber.Filter{Limit: 50})
+			if err != nil {
+				deleterDone <- err
+				return
+			}
+			for _, sub := range page {
+				if err := s.Delete(ctx, acc, sub.ID); err != nil && !apperr.Is(err, apperr.NotFound) {
+					deleterDone <- err
+					return
+				}
+				deleted++
+			}
+		}
+	}()
+	for range 5 {
+		res, err := s.Import(ctx, acc, rows, nil, nil)
+		require.NoError(t, err)
+		require.EqualValues(t, n, res.Inserted+res.Updated, "every row inserted or updated")
+		require.Empty(t, res.Rejected)
+	}
+	close(stop)
+	require.NoError(t, <-deleterDone)
+	res, err := s.Import(ctx, acc, rows, nil, nil)
+	require.NoError(t, err)
+	require.EqualValues(t, n, res.Inserted+res.Updated)
+	total, _, err := s.Count(ctx, acc, subscriber.Filter{})
+	require.NoError(t, err)
+	require.EqualValues(t, n, total)
+}
