@@ -11538,7 +11538,7 @@ type ClientInterface interface {
 	//
 	// Rows are validated one by one; invalid rows are reported with their line number
 	// (1-based array index for JSON; the CSV header is line 1) and skipped. Valid rows are
-	// copied into a staging table and upserted 1,000 at a time, each batch in its own
+	// upserted 1,000 at a time, each batch in its own
 	// transaction (one transaction the size of the file would hold back every account's
 	// events), two batches at once while the later rows are still being validated: a new
 	// address is inserted, an existing one (case-insensitive) gets the row's name, status
@@ -11563,7 +11563,7 @@ type ClientInterface interface {
 	//
 	// Rows are validated one by one; invalid rows are reported with their line number
 	// (1-based array index for JSON; the CSV header is line 1) and skipped. Valid rows are
-	// copied into a staging table and upserted 1,000 at a time, each batch in its own
+	// upserted 1,000 at a time, each batch in its own
 	// transaction (one transaction the size of the file would hold back every account's
 	// events), two batches at once while the later rows are still being validated: a new
 	// address is inserted, an existing one (case-insensitive) gets the row's name, status
@@ -16262,7 +16262,7 @@ func (c *Raw) ExportSubscribers(ctx context.Context, params *ExportSubscribersPa
 //
 // Rows are validated one by one; invalid rows are reported with their line number
 // (1-based array index for JSON; the CSV header is line 1) and skipped. Valid rows are
-// copied into a staging table and upserted 1,000 at a time, each batch in its own
+// upserted 1,000 at a time, each batch in its own
 // transaction (one transaction the size of the file would hold back every account's
 // events), two batches at once while the later rows are still being validated: a new
 // address is inserted, an existing one (case-insensitive) gets the row's name, status
@@ -16297,7 +16297,7 @@ func (c *Raw) ImportSubscribersWithBody(ctx context.Context, params *ImportSubsc
 //
 // Rows are validated one by one; invalid rows are reported with their line number
 // (1-based array index for JSON; the CSV header is line 1) and skipped. Valid rows are
-// copied into a staging table and upserted 1,000 at a time, each batch in its own
+// upserted 1,000 at a time, each batch in its own
 // transaction (one transaction the size of the file would hold back every account's
 // events), two batches at once while the later rows are still being validated: a new
 // address is inserted, an existing one (case-insensitive) gets the row's name, status
@@ -28907,7 +28907,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Rows are validated one by one; invalid rows are reported with their line number
 	// (1-based array index for JSON; the CSV header is line 1) and skipped. Valid rows are
-	// copied into a staging table and upserted 1,000 at a time, each batch in its own
+	// upserted 1,000 at a time, each batch in its own
 	// transaction (one transaction the size of the file would hold back every account's
 	// events), two batches at once while the later rows are still being validated: a new
 	// address is inserted, an existing one (case-insensitive) gets the row's name, status
@@ -28932,7 +28932,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Rows are validated one by one; invalid rows are reported with their line number
 	// (1-based array index for JSON; the CSV header is line 1) and skipped. Valid rows are
-	// copied into a staging table and upserted 1,000 at a time, each batch in its own
+	// upserted 1,000 at a time, each batch in its own
 	// transaction (one transaction the size of the file would hold back every account's
 	// events), two batches at once while the later rows are still being validated: a new
 	// address is inserted, an existing one (case-insensitive) gets the row's name, status
@@ -54460,7 +54460,7 @@ func (c *ClientWithResponses) ExportSubscribersWithResponse(ctx context.Context,
 //
 // Rows are validated one by one; invalid rows are reported with their line number
 // (1-based array index for JSON; the CSV header is line 1) and skipped. Valid rows are
-// copied into a staging table and upserted 1,000 at a time, each batch in its own
+// upserted 1,000 at a time, each batch in its own
 // transaction (one transaction the size of the file would hold back every account's
 // events), two batches at once while the later rows are still being validated: a new
 // address is inserted, an existing one (case-insensitive) gets the row's name, status
@@ -54491,7 +54491,7 @@ func (c *ClientWithResponses) ImportSubscribersWithBodyWithResponse(ctx context.
 //
 // Rows are validated one by one; invalid rows are reported with their line number
 // (1-based array index for JSON; the CSV header is line 1) and skipped. Valid rows are
-// copied into a staging table and upserted 1,000 at a time, each batch in its own
+// upserted 1,000 at a time, each batch in its own
 // transaction (one transaction the size of the file would hold back every account's
 // events), two batches at once while the later rows are still being validated: a new
 // address is inserted, an existing one (case-insensitive) gets the row's name, status

@@ -71,70 +71,43 @@ SELECT status FROM subscribers WHERE account_id = @account_id AND id = @id;
 -- Which of ids are the account's subscribers: bulk membership refuses the others.
 SELECT id FROM subscribers WHERE account_id = @account_id AND id = ANY(@ids::bigint[]);
 
--- name: SubscriberImportInsert :many
--- One batch of an import, its first statement: the batch's addresses that no
--- subscriber of the account has are inserted and returned; the others are left to
--- SubscriberImportUpdate. The batch comes as arrays, one element per row, in
--- step. Address order: concurrent imports that share a new address wait for each
--- other in the same order instead of deadlocking. With list_id, the new
--- subscribers also join that list.
+-- name: SubscriberImportUpsert :one
+-- One batch of an import, bound as arrays (one element per row, in step), in one
+-- statement. An existing address (same lower-case key) keeps its id; it takes the
+-- row's address spelling and the row's attributes merged over its own, and the
+-- row's name and status when the batch gives them (name_given, status_given: a
+-- batch holds only rows that agree on both; the arrays then carry the defaults a
+-- new subscriber gets, "" and pending). An unsubscribed subscriber stays
+-- unsubscribed: an import must not undo an opt-out. Address order: concurrent
+-- imports that share addresses lock the shared rows in the same order and wait
+-- for each other instead of deadlocking. (xmax = 0) tells an insert from an
+-- update. With list_id, every imported subscriber also joins that list.
 WITH r AS (
     SELECT unnest(@emails::text[]) AS email, unnest(@email_lowers::text[]) AS email_lower,
            unnest(@names::text[]) AS name, unnest(@statuses::text[]) AS status,
            unnest(@attributes::jsonb[]) AS attributes
-), ins AS (
-    INSERT INTO subscribers (account_id, email, email_lower, name, attributes, status)
+), up AS (
+    INSERT INTO subscribers AS s (account_id, email, email_lower, name, attributes, status)
     SELECT @account_id, r.email, r.email_lower, r.name, r.attributes, r.status
     FROM r
     ORDER BY r.email_lower
-    ON CONFLICT (account_id, email_lower) DO NOTHING
-    RETURNING id, email_lower
-), joined AS (
-    INSERT INTO list_members (list_id, subscriber_id, account_id)
-    SELECT sqlc.narg('list_id')::bigint, ins.id, @account_id FROM ins
-    WHERE sqlc.narg('list_id')::bigint IS NOT NULL
-    ON CONFLICT DO NOTHING
-)
-SELECT ins.email_lower FROM ins;
-
--- name: SubscriberImportUpdate :many
--- One batch of an import, its second statement (a statement of its own, so it sees
--- the subscribers another transaction committed while the first waited): the
--- existing subscribers of the batch's addresses, locked in address order (as the
--- first statement inserts), keep their id and take the row's address spelling,
--- its name and status where name_given and status_given say the row gave them,
--- and its attributes merged over their own. An unsubscribed subscriber stays
--- unsubscribed: an import must not undo an opt-out. Returns the addresses updated:
--- one deleted since the first statement is in neither answer, and goes round again.
-WITH r AS (
-    SELECT unnest(@emails::text[]) AS email, unnest(@email_lowers::text[]) AS email_lower,
-           unnest(@names::text[]) AS name, unnest(@name_given::bool[]) AS name_given,
-           unnest(@statuses::text[]) AS status, unnest(@status_given::bool[]) AS status_given,
-           unnest(@attributes::jsonb[]) AS attributes
-), locked AS (
-    SELECT s.id, r.email, r.name, r.name_given, r.status, r.status_given, r.attributes
-    FROM subscribers s
-    JOIN r ON s.email_lower = r.email_lower
-    WHERE s.account_id = @account_id
-    ORDER BY s.email_lower
-    FOR UPDATE OF s
-), up AS (
-    UPDATE subscribers s SET
-        email      = l.email,
-        name       = CASE WHEN l.name_given THEN l.name ELSE s.name END,
-        attributes = s.attributes || l.attributes,
-        status     = CASE WHEN s.status = 'unsubscribed' OR NOT l.status_given THEN s.status ELSE l.status END,
+    ON CONFLICT (account_id, email_lower) DO UPDATE SET
+        email      = excluded.email,
+        name       = CASE WHEN @name_given::bool THEN excluded.name ELSE s.name END,
+        attributes = s.attributes || excluded.attributes,
+        status     = CASE WHEN s.status = 'unsubscribed' OR NOT @status_given::bool THEN s.status
+                          ELSE excluded.status END,
         updated_at = now()
-    FROM locked l
-    WHERE s.id = l.id
-    RETURNING s.id, s.email_lower
+    RETURNING s.id, (xmax = 0) AS inserted
 ), joined AS (
     INSERT INTO list_members (list_id, subscriber_id, account_id)
     SELECT sqlc.narg('list_id')::bigint, up.id, @account_id FROM up
     WHERE sqlc.narg('list_id')::bigint IS NOT NULL
     ON CONFLICT DO NOTHING
 )
-SELECT up.email_lower FROM up;
+SELECT count(*) FILTER (WHERE inserted)::bigint AS inserted,
+       count(*) FILTER (WHERE NOT inserted)::bigint AS updated
+FROM up;
 
 -- name: SubscriberFindByEmails :many
 -- A campaign test send renders with the data of the account's subscriber at each

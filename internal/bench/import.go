@@ -26,7 +26,7 @@ func Seed(ctx context.Context, pool *pgxpool.Pool, n int) (accountID int64, apiK
 }
 
 // importSubscribers creates confirmed subscribers number from to n-1 through the
-// product's own bulk import (validation, COPY into staging, one upsert), into the
+// product's own bulk import (validation, then one upsert from arrays per batch), into the
 // list listID when not nil, in requests of the largest size the API accepts, and
 // times only the imports, not the generation of rows.
 func importSubscribers(ctx context.Context, pool *pgxpool.Pool, accountID int64, from, n int, listID *int64) (Rate, error) {

@@ -239,151 +239,77 @@ func (q *Queries) SubscriberIDsOwned(ctx context.Context, arg SubscriberIDsOwned
 	return items, nil
 }
 
-const subscriberImportInsert = `-- name: SubscriberImportInsert :many
+const subscriberImportUpsert = `-- name: SubscriberImportUpsert :one
 WITH r AS (
     SELECT unnest($1::text[]) AS email, unnest($2::text[]) AS email_lower,
            unnest($3::text[]) AS name, unnest($4::text[]) AS status,
            unnest($5::jsonb[]) AS attributes
-), ins AS (
-    INSERT INTO subscribers (account_id, email, email_lower, name, attributes, status)
+), up AS (
+    INSERT INTO subscribers AS s (account_id, email, email_lower, name, attributes, status)
     SELECT $6, r.email, r.email_lower, r.name, r.attributes, r.status
     FROM r
     ORDER BY r.email_lower
-    ON CONFLICT (account_id, email_lower) DO NOTHING
-    RETURNING id, email_lower
-), joined AS (
-    INSERT INTO list_members (list_id, subscriber_id, account_id)
-    SELECT $7::bigint, ins.id, $6 FROM ins
-    WHERE $7::bigint IS NOT NULL
-    ON CONFLICT DO NOTHING
-)
-SELECT ins.email_lower FROM ins
-`
-
-type SubscriberImportInsertParams struct {
-	Emails      []string
-	EmailLowers []string
-	Names       []string
-	Statuses    []string
-	Attributes  []json.RawMessage
-	AccountID   int64
-	ListID      *int64
-}
-
-// One batch of an import, its first statement: the batch's addresses that no
-// subscriber of the account has are inserted and returned; the others are left to
-// SubscriberImportUpdate. The batch comes as arrays, one element per row, in
-// step. Address order: concurrent imports that share a new address wait for each
-// other in the same order instead of deadlocking. With list_id, the new
-// subscribers also join that list.
-func (q *Queries) SubscriberImportInsert(ctx context.Context, arg SubscriberImportInsertParams) ([]string, error) {
-	rows, err := q.db.Query(ctx, subscriberImportInsert,
-		arg.Emails,
-		arg.EmailLowers,
-		arg.Names,
-		arg.Statuses,
-		arg.Attributes,
-		arg.AccountID,
-		arg.ListID,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []string{}
-	for rows.Next() {
-		var email_lower string
-		if err := rows.Scan(&email_lower); err != nil {
-			return nil, err
-		}
-		items = append(items, email_lower)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const subscriberImportUpdate = `-- name: SubscriberImportUpdate :many
-WITH r AS (
-    SELECT unnest($1::text[]) AS email, unnest($2::text[]) AS email_lower,
-           unnest($3::text[]) AS name, unnest($4::bool[]) AS name_given,
-           unnest($5::text[]) AS status, unnest($6::bool[]) AS status_given,
-           unnest($7::jsonb[]) AS attributes
-), locked AS (
-    SELECT s.id, r.email, r.name, r.name_given, r.status, r.status_given, r.attributes
-    FROM subscribers s
-    JOIN r ON s.email_lower = r.email_lower
-    WHERE s.account_id = $8
-    ORDER BY s.email_lower
-    FOR UPDATE OF s
-), up AS (
-    UPDATE subscribers s SET
-        email      = l.email,
-        name       = CASE WHEN l.name_given THEN l.name ELSE s.name END,
-        attributes = s.attributes || l.attributes,
-        status     = CASE WHEN s.status = 'unsubscribed' OR NOT l.status_given THEN s.status ELSE l.status END,
+    ON CONFLICT (account_id, email_lower) DO UPDATE SET
+        email      = excluded.email,
+        name       = CASE WHEN $7::bool THEN excluded.name ELSE s.name END,
+        attributes = s.attributes || excluded.attributes,
+        status     = CASE WHEN s.status = 'unsubscribed' OR NOT $8::bool THEN s.status
+                          ELSE excluded.status END,
         updated_at = now()
-    FROM locked l
-    WHERE s.id = l.id
-    RETURNING s.id, s.email_lower
+    RETURNING s.id, (xmax = 0) AS inserted
 ), joined AS (
     INSERT INTO list_members (list_id, subscriber_id, account_id)
-    SELECT $9::bigint, up.id, $8 FROM up
+    SELECT $9::bigint, up.id, $6 FROM up
     WHERE $9::bigint IS NOT NULL
     ON CONFLICT DO NOTHING
 )
-SELECT up.email_lower FROM up
+SELECT count(*) FILTER (WHERE inserted)::bigint AS inserted,
+       count(*) FILTER (WHERE NOT inserted)::bigint AS updated
+FROM up
 `
 
-type SubscriberImportUpdateParams struct {
+type SubscriberImportUpsertParams struct {
 	Emails      []string
 	EmailLowers []string
 	Names       []string
-	NameGiven   []bool
 	Statuses    []string
-	StatusGiven []bool
 	Attributes  []json.RawMessage
 	AccountID   int64
+	NameGiven   bool
+	StatusGiven bool
 	ListID      *int64
 }
 
-// One batch of an import, its second statement (a statement of its own, so it sees
-// the subscribers another transaction committed while the first waited): the
-// existing subscribers of the batch's addresses, locked in address order (as the
-// first statement inserts), keep their id and take the row's address spelling,
-// its name and status where name_given and status_given say the row gave them,
-// and its attributes merged over their own. An unsubscribed subscriber stays
-// unsubscribed: an import must not undo an opt-out. Returns the addresses updated:
-// one deleted since the first statement is in neither answer, and goes round again.
-func (q *Queries) SubscriberImportUpdate(ctx context.Context, arg SubscriberImportUpdateParams) ([]string, error) {
-	rows, err := q.db.Query(ctx, subscriberImportUpdate,
+type SubscriberImportUpsertRow struct {
+	Inserted int64
+	Updated  int64
+}
+
+// One batch of an import, bound as arrays (one element per row, in step), in one
+// statement. An existing address (same lower-case key) keeps its id; it takes the
+// row's address spelling and the row's attributes merged over its own, and the
+// row's name and status when the batch gives them (name_given, status_given: a
+// batch holds only rows that agree on both; the arrays then carry the defaults a
+// new subscriber gets, "" and pending). An unsubscribed subscriber stays
+// unsubscribed: an import must not undo an opt-out. Address order: concurrent
+// imports that share addresses lock the shared rows in the same order and wait
+// for each other instead of deadlocking. (xmax = 0) tells an insert from an
+// update. With list_id, every imported subscriber also joins that list.
+func (q *Queries) SubscriberImportUpsert(ctx context.Context, arg SubscriberImportUpsertParams) (SubscriberImportUpsertRow, error) {
+	row := q.db.QueryRow(ctx, subscriberImportUpsert,
 		arg.Emails,
 		arg.EmailLowers,
 		arg.Names,
-		arg.NameGiven,
 		arg.Statuses,
-		arg.StatusGiven,
 		arg.Attributes,
 		arg.AccountID,
+		arg.NameGiven,
+		arg.StatusGiven,
 		arg.ListID,
 	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []string{}
-	for rows.Next() {
-		var email_lower string
-		if err := rows.Scan(&email_lower); err != nil {
-			return nil, err
-		}
-		items = append(items, email_lower)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
+	var i SubscriberImportUpsertRow
+	err := row.Scan(&i.Inserted, &i.Updated)
+	return i, err
 }
 
 const subscriberList = `-- name: SubscriberList :many

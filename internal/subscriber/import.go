@@ -215,21 +215,20 @@ const (
 // own transaction on its own connection, while the rows after them are still
 // being validated. Batches of one import never share an address, so they take no
 // lock the other waits for; concurrent imports that share addresses lock them in
-// address order (SubscriberImportInsert, SubscriberImportUpdate) whichever batch
-// they are in. An account with a subscribers quota merges one batch at a time
-// (quota.Room locks it).
+// address order (SubscriberImportUpsert) whichever batch they are in. An account
+// with a subscribers quota merges one batch at a time (quota.Room locks it).
 const ImportConns = 2
 
 // Import upserts rows for the account: each row is validated here (rejects are
 // reported, not fatal), and the valid ones go in batches of at most
-// ImportBatchRows rows (and about ImportBatchBytes of attributes), each merged
-// into subscribers in its own transaction by two statements that take the batch
-// as arrays (SubscriberImportInsert for the new addresses, then
-// SubscriberImportUpdate for the others), up to ImportConns batches at once. An
-// import that fails part-way answers the first error and keeps the batches that
-// committed: sending it again is safe (an upsert of the same rows), and reports
-// those rows as updated. With listID, every imported subscriber joins that list
-// (which must be the account's).
+// ImportBatchRows rows (and about ImportBatchBytes of attributes), each bound as
+// arrays to one INSERT … ON CONFLICT DO UPDATE (SubscriberImportUpsert) in its own
+// transaction, up to ImportConns batches at once. A batch holds rows that agree on
+// whether they give a name and a status, so the statement's SET takes those two
+// as flags. An import that fails part-way answers the first error and keeps the
+// batches that committed: sending it again is safe (an upsert of the same rows),
+// and reports those rows as updated. With listID, every imported subscriber joins
+// that list (which must be the account's).
 func (s *Service) Import(ctx context.Context, accountID int64, rows []ImportRow, rejected []Rejection, listID *int64) (ImportResult, error) {
 	if len(rows)+len(rejected) > MaxImportRows {
 		return ImportResult{}, apperr.New(apperr.TooLarge, "an import holds at most %d rows", MaxImportRows)
@@ -244,7 +243,7 @@ func (s *Service) Import(ctx context.Context, accountID int64, rows []ImportRow,
 		m.res.Rejected = []Rejection{}
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	batches := make(chan []validRow)
+	batches := make(chan batch)
 	for range ImportConns {
 		g.Go(func() error {
 			for b := range batches {
@@ -273,6 +272,14 @@ type validRow struct {
 	attributes   []byte
 }
 
+// batch is rows merged by one statement, in one transaction: rows that agree on
+// whether they give a name and a status.
+type batch struct {
+	nameGiven, statusGiven bool
+	rows                   []validRow
+	size                   int // bytes of attributes
+}
+
 // merger is one import under way: its validation hands batches to the
 // ImportConns goroutines that merge them, which add to res.
 type merger struct {
@@ -291,21 +298,21 @@ func (m *merger) reject(r Rejection) {
 }
 
 // validate checks rows in order, rejecting the invalid ones and the repeats of an
-// earlier address, and sends the valid ones on batches as each batch fills.
-func (m *merger) validate(ctx context.Context, rows []ImportRow, batches chan<- []validRow) error {
+// earlier address, and sends the valid ones on batches as each batch fills. Rows
+// that give a name, a status, both or neither go in four batches of their own.
+func (m *merger) validate(ctx context.Context, rows []ImportRow, batches chan<- batch) error {
 	firstLine := make(map[string]int, len(rows))
-	var batch []validRow
-	size := 0
-	flush := func() error {
-		if len(batch) == 0 {
+	var open [4]batch
+	flush := func(b *batch) error {
+		if len(b.rows) == 0 {
 			return nil
 		}
 		select {
-		case batches <- batch:
+		case batches <- *b:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		batch, size = nil, 0
+		b.rows, b.size = nil, 0
 		return nil
 	}
 	for _, r := range rows {
@@ -345,35 +352,43 @@ func (m *merger) validate(ctx context.Context, rows []ImportRow, batches chan<- 
 			continue
 		}
 		firstLine[addr.Lower] = r.Line
-		if len(batch) == ImportBatchRows || (len(batch) > 0 && size+len(attrs) > ImportBatchBytes) {
-			if err := flush(); err != nil {
+		i := 0
+		if r.Name != nil {
+			i |= 1
+		}
+		if r.Status != nil {
+			i |= 2
+		}
+		b := &open[i]
+		if len(b.rows) == ImportBatchRows || (len(b.rows) > 0 && b.size+len(attrs) > ImportBatchBytes) {
+			if err := flush(b); err != nil {
 				return err
 			}
 		}
-		if batch == nil {
-			batch = make([]validRow, 0, min(ImportBatchRows, len(rows)))
+		if b.rows == nil {
+			*b = batch{nameGiven: r.Name != nil, statusGiven: r.Status != nil,
+				rows: make([]validRow, 0, min(ImportBatchRows, len(rows)))}
 		}
-		batch = append(batch, validRow{line: r.Line, email: addr.Email, lower: addr.Lower,
+		b.rows = append(b.rows, validRow{line: r.Line, email: addr.Email, lower: addr.Lower,
 			name: r.Name, status: r.Status, attributes: attrs})
-		size += len(attrs)
+		b.size += len(attrs)
 	}
-	return flush()
+	for i := range open {
+		if err := flush(&open[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// mergeRounds bounds how often a batch's rows go round the two statements: a row
-// goes round again only when its subscriber was deleted between them.
-const mergeRounds = 5
-
-// merge merges one batch into the account's subscribers, in one transaction: the
-// batch's new addresses are inserted, then the rest updated; a row that neither
-// statement took (its subscriber was deleted between them) goes round again.
-func (m *merger) merge(ctx context.Context, batch []validRow) error {
-	var inserted, updated int64
+// merge merges one batch into the account's subscribers, in one transaction.
+func (m *merger) merge(ctx context.Context, b batch) error {
+	var counts store.SubscriberImportUpsertRow
 	var overQuota []Rejection
 	err := postgres.InTx(ctx, m.s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
-		inserted, updated, overQuota = 0, 0, overQuota[:0]
-		rows := batch
+		counts, overQuota = store.SubscriberImportUpsertRow{}, overQuota[:0]
+		rows := b.rows
 		// The subscribers quota: new addresses beyond the room it leaves are
 		// taken out of the batch and reported as rejected rows.
 		if limit, used, ok, err := quota.Room(ctx, q, m.accountID, quota.Subscribers); err != nil {
@@ -399,34 +414,17 @@ func (m *merger) merge(ctx context.Context, batch []validRow) error {
 				return err
 			}
 		}
-		for round := 0; len(rows) > 0; round++ {
-			if round == mergeRounds {
-				return fmt.Errorf("import: %d rows still unmerged after %d rounds (their subscribers deleted each time)", len(rows), round)
-			}
-			ins, err := q.SubscriberImportInsert(ctx, insertParams(m.accountID, m.listID, rows))
-			if err != nil {
-				return postgres.Error(err, "subscriber")
-			}
-			inserted += int64(len(ins))
-			if _, rows = split(rows, ins); len(rows) == 0 {
-				break
-			}
-			up, err := q.SubscriberImportUpdate(ctx, updateParams(m.accountID, m.listID, rows))
-			if err != nil {
-				return postgres.Error(err, "subscriber")
-			}
-			updated += int64(len(up))
-			_, rows = split(rows, up)
-		}
-		return nil
+		var err error
+		counts, err = q.SubscriberImportUpsert(ctx, upsertParams(m.accountID, m.listID, b, rows))
+		return postgres.Error(err, "subscriber")
 	})
 	if err != nil {
 		return err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.res.Inserted += inserted
-	m.res.Updated += updated
+	m.res.Inserted += counts.Inserted
+	m.res.Updated += counts.Updated
 	m.res.Rejected = append(m.res.Rejected, overQuota...)
 	return nil
 }
@@ -466,32 +464,17 @@ func split(rows []validRow, addrs []string) (in, rest []validRow) {
 	return in, rest
 }
 
-// insertParams binds rows as SubscriberImportInsert's arrays: a row without a
-// name or status inserts the defaults ("" and pending).
-func insertParams(accountID int64, listID *int64, rows []validRow) store.SubscriberImportInsertParams {
-	p := store.SubscriberImportInsertParams{AccountID: accountID, ListID: listID,
+// upsertParams binds rows of b as SubscriberImportUpsert's arrays: a row without
+// a name or status carries the defaults a new subscriber gets ("" and pending).
+func upsertParams(accountID int64, listID *int64, b batch, rows []validRow) store.SubscriberImportUpsertParams {
+	p := store.SubscriberImportUpsertParams{AccountID: accountID, ListID: listID,
+		NameGiven: b.nameGiven, StatusGiven: b.statusGiven,
 		Emails: make([]string, len(rows)), EmailLowers: make([]string, len(rows)), Names: make([]string, len(rows)),
 		Statuses: make([]string, len(rows)), Attributes: make([]json.RawMessage, len(rows))}
 	for i, r := range rows {
 		p.Emails[i], p.EmailLowers[i], p.Attributes[i] = r.email, r.lower, r.attributes
 		p.Names[i] = optional.Value(r.name)
 		p.Statuses[i] = cmp.Or(optional.Value(r.status), StatusPending)
-	}
-	return p
-}
-
-// updateParams binds rows as SubscriberImportUpdate's arrays: name_given and
-// status_given say which rows gave a name or a status.
-func updateParams(accountID int64, listID *int64, rows []validRow) store.SubscriberImportUpdateParams {
-	p := store.SubscriberImportUpdateParams{AccountID: accountID, ListID: listID,
-		Emails: make([]string, len(rows)), EmailLowers: make([]string, len(rows)),
-		Names: make([]string, len(rows)), NameGiven: make([]bool, len(rows)),
-		Statuses: make([]string, len(rows)), StatusGiven: make([]bool, len(rows)),
-		Attributes: make([]json.RawMessage, len(rows))}
-	for i, r := range rows {
-		p.Emails[i], p.EmailLowers[i], p.Attributes[i] = r.email, r.lower, r.attributes
-		p.Names[i], p.NameGiven[i] = optional.Value(r.name), r.name != nil
-		p.Statuses[i], p.StatusGiven[i] = optional.Value(r.status), r.status != nil
 	}
 	return p
 }

@@ -192,7 +192,8 @@ func TestImportQuotaAcrossBatches(t *testing.T) {
 // the address's spelling, merges its attributes over the subscriber's, and
 // changes the name and the status only when it gives them (an empty name given
 // is a name); the existing subscriber joins the import's list too, and the new
-// one beside it gets the defaults.
+// one beside it gets the defaults. The three rows differ in what they give, so
+// they are merged in batches of their own.
 func TestImportUpdatesWhatTheRowGives(t *testing.T) {
 	t.Parallel()
 	s, acc, ctx := setup(t)
@@ -235,9 +236,9 @@ func TestImportUpdatesWhatTheRowGives(t *testing.T) {
 }
 
 // TestImportWhileSubscribersAreDeleted: subscribers of the imported addresses are
-// deleted while imports of them run. A row whose subscriber goes between the
-// batch's insert and its update goes round again, so every import reports every
-// row inserted or updated and each address ends up existing once.
+// deleted while imports of them run. Every import reports every row inserted or
+// updated (none lost between the conflict and its update), and each address ends
+// up existing once.
 func TestImportWhileSubscribersAreDeleted(t *testing.T) {
 	t.Parallel()
 	s, acc, ctx := setup(t)
