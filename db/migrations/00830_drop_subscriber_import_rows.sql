@@ -1,7 +1,7 @@
--- Imports merge each batch from arrays bound to two statements
--- (SubscriberImportInsert, SubscriberImportUpdate) instead of COPYing it into a
--- staging table first: the staging table and its import id sequence go. The COPY
--- and the clear took 15.5 of a row's 34.3 µs of database time (issue #44).
+-- Imports merge each batch from arrays bound to one statement
+-- (SubscriberImportUpsert) instead of COPYing it into a staging table first: the
+-- staging table and its import id sequence go. The COPY and the clear took 15.5 of
+-- a row's 34.3 µs of database time (issue #44).
 
 -- +goose Up
 DROP TABLE subscriber_import_rows;
