@@ -1050,7 +1050,7 @@ export interface paths {
          * Bulk upsert of up to 100,000 subscribers, as a JSON array or CSV.
          * @description Rows are validated one by one; invalid rows are reported with their line number
          *     (1-based array index for JSON; the CSV header is line 1) and skipped. Valid rows are
-         *     copied into a staging table and upserted 1,000 at a time, each batch in its own
+         *     upserted 1,000 at a time, each batch in its own
          *     transaction (one transaction the size of the file would hold back every account's
          *     events), two batches at once while the later rows are still being validated: a new
          *     address is inserted, an existing one (case-insensitive) gets the row's name, status
