@@ -96,13 +96,14 @@ func TestDomainLimitPacesOnlyItsGroup(t *testing.T) {
 		"a row held back for its domain was charged an attempt")
 }
 
-// sorted is times in order, latest the last of them.
+// sorted is times in order.
 func sorted(times []time.Time) []time.Time {
 	s := slices.Clone(times)
 	slices.SortFunc(s, func(a, b time.Time) int { return a.Compare(b) })
 	return s
 }
 
+// latest is the last of times.
 func latest(times []time.Time) time.Time {
 	return slices.MaxFunc(times, func(a, b time.Time) int { return a.Compare(b) })
 }

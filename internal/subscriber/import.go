@@ -387,7 +387,6 @@ func (m *merger) merge(ctx context.Context, b batch) error {
 	var overQuota []Rejection
 	err := postgres.InTx(ctx, m.s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
-		counts, overQuota = store.SubscriberImportUpsertRow{}, overQuota[:0]
 		rows := b.rows
 		// The subscribers quota: new addresses beyond the room it leaves are
 		// taken out of the batch and reported as rejected rows.
@@ -399,11 +398,21 @@ func (m *merger) merge(ctx context.Context, b batch) error {
 			if err != nil {
 				return err
 			}
-			var dropped []validRow
-			dropped, rows = split(rows, over)
-			for _, r := range dropped {
-				overQuota = append(overQuota, Rejection{Line: r.line, Email: r.email,
-					Reason: fmt.Sprintf("quota subscribers reached (limit %d)", limit)})
+			if len(over) > 0 {
+				drop := make(map[string]bool, len(over))
+				for _, l := range over {
+					drop[l] = true
+				}
+				kept := make([]validRow, 0, len(rows))
+				for _, r := range rows {
+					if !drop[r.lower] {
+						kept = append(kept, r)
+						continue
+					}
+					overQuota = append(overQuota, Rejection{Line: r.line, Email: r.email,
+						Reason: fmt.Sprintf("quota subscribers reached (limit %d)", limit)})
+				}
+				rows = kept
 			}
 		}
 		if len(rows) == 0 {
@@ -436,32 +445,6 @@ func lowers(rows []validRow) []string {
 		l[i] = r.lower
 	}
 	return l
-}
-
-// split parts rows into those whose address is in addrs (which are among the
-// rows' addresses, each once: a statement's answer) and the rest, each in
-// the rows' order.
-func split(rows []validRow, addrs []string) (in, rest []validRow) {
-	switch len(addrs) {
-	case 0:
-		return nil, rows
-	case len(rows):
-		return rows, nil
-	}
-	set := make(map[string]bool, len(addrs))
-	for _, l := range addrs {
-		set[l] = true
-	}
-	in = make([]validRow, 0, len(addrs))
-	rest = make([]validRow, 0, len(rows)-len(addrs))
-	for _, r := range rows {
-		if set[r.lower] {
-			in = append(in, r)
-		} else {
-			rest = append(rest, r)
-		}
-	}
-	return in, rest
 }
 
 // upsertParams binds rows of b as SubscriberImportUpsert's arrays: a row without
