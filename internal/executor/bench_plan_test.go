@@ -2,8 +2,7 @@ package executor
 
 import (
 	"context"
-	"errors"
-	"strings"
+	"fmt"
 	"testing"
 	"time"
 
@@ -46,24 +45,128 @@ func TestClaimPlanRightAfterBuild(t *testing.T) {
 		after = max(after, rows[len(rows)-1].ID)
 	}
 	require.Contains(t, captured, "SKIP LOCKED")
-	var plan []string
-	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, "EXPLAIN "+captured, false, nil, "default", c, after, nil, int32(500), leaseInterval(time.Minute), nil, true) // $1 retry_ambiguous, $2 via_sender_id, $3 via_provider, $4 campaign, $5 after_id, $6 now, $7 n, $8 lease, $9 executor, $10 via_idempotent
-		if err != nil {
-			return err
-		}
-		plan, err = pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			return err
-		}
-		return errors.New("rollback: leave nothing behind")
-	})
-	require.ErrorContains(t, err, "rollback:")
-	text := strings.Join(plan, "\n")
+	text := explain(t, pool, nil, captured, false, nil, "default", c, after, nil, int32(500), leaseInterval(time.Minute), nil, true) // $1 retry_ambiguous, $2 via_sender_id, $3 via_provider, $4 campaign, $5 after_id, $6 now, $7 n, $8 lease, $9 executor, $10 via_idempotent
 	t.Logf("plan:\n%s", text)
 	require.Contains(t, text, "Index Scan using sends_claim_idx", "plan:\n%s", text)
 	require.NotContains(t, text, "Sort", "plan:\n%s", text)
 	// The cursor is an index condition: the scan starts past the claimed rows'
 	// dead entries instead of filtering them out one by one.
 	require.Regexp(t, `Index Cond: .*ROW\(next_attempt_at, id\) > ROW`, text)
+}
+
+// TestClaimPlanCachedOnAnEmptyTable is the stall `sendonce bench --grow` found: the
+// claim runs on a generic plan cached per connection (ClaimPlanGeneric), and a plan
+// made while sends is empty (a claim of a campaign not yet built, or of one whose
+// rows retention deleted and vacuum truncated) is a sequential scan. Inserts do not
+// invalidate cached plans, so after a build of a large campaign every claim on that
+// connection read the whole table (8.2 s per claim of 50 rows out of 1,000,000)
+// until autovacuum's ANALYZE of sends replaced the plan. The cached plan must use
+// sends_claim_idx whatever the table's size when it was made.
+func TestClaimPlanCachedOnAnEmptyTable(t *testing.T) {
+	t.Parallel()
+	f, one := planFixture(t)
+	ctx := context.Background()
+	acct := f.account("a")
+	f.subscribers(acct, "s", 20000, "confirmed")
+	c := f.campaign(acct, nil, "skip", time.Now().Add(-time.Minute))
+	e := newExecutor(t, one, newFake(true), Config{})
+	cmp := &campaign{CampaignListSendingRow: store.CampaignListSendingRow{ID: c}}
+	rows, err := e.claimAfter(ctx, cmp, &route{kind: "default"}, 50, 0)
+	require.NoError(t, err)
+	require.Empty(t, rows, "the campaign is not sending yet: the claim only plans")
+	require.EqualValues(t, 20000, f.start(c))
+
+	text := cachedPlan(t, f, one, "SendClaimBatch", (*store.Queries).ClaimPlanGeneric,
+		fmt.Sprintf(`false, NULL, 'default', %d, 0, NULL, 50, '1 minute', NULL, true`, c))
+	require.Contains(t, text, "Index Scan using sends_claim_idx", "plan:\n%s", text)
+	require.NotContains(t, text, "Seq Scan on sends", "plan:\n%s", text)
+	require.NotContains(t, text, "Sort", "plan:\n%s", text)
+	require.Regexp(t, `Index Cond: .*ROW\(next_attempt_at, id\) > ROW`, text)
+	// And the claim itself: 50 rows of the 20,000.
+	rows, err = e.claimAfter(ctx, cmp, &route{kind: "default"}, 50, 0)
+	require.NoError(t, err)
+	require.Len(t, rows, 50)
+}
+
+// TestAckPlanCachedWhileSmall: the acknowledgement too runs on a generic plan once
+// PostgreSQL has made a few custom ones, cached per connection. Made while sends
+// held one small campaign, that plan is a hash join over a sequential scan of the
+// table, and every acknowledgement of a large campaign built later would read the
+// whole table until sends is next analyzed. The cached plan must look the rows up by
+// their primary key whatever the table's size when it was made.
+func TestAckPlanCachedWhileSmall(t *testing.T) {
+	t.Parallel()
+	f, one := planFixture(t)
+	ctx := context.Background()
+	acct := f.account("a")
+	f.subscribers(acct, "first", 40, "confirmed")
+	small := f.campaign(acct, nil, "skip", time.Now().Add(-time.Minute))
+	require.EqualValues(t, 40, f.start(small))
+	e := newExecutor(t, one, newFake(true), Config{})
+	ack := func(id int64, n int) {
+		c := sendingCampaign(t, e, id)
+		rows, err := e.claim(ctx, c, n)
+		require.NoError(t, err)
+		require.Len(t, rows, n)
+		results := make([]result, 0, n)
+		for _, r := range rows {
+			results = append(results, e.send(ctx, job{campaign: c, row: r}))
+		}
+		e.flush(results)
+	}
+	// More acknowledgements than the custom plans PostgreSQL makes before it
+	// weighs the generic one (five).
+	for range 15 {
+		ack(small, 2)
+	}
+	f.subscribers(acct, "later", 30000, "confirmed")
+	big := f.campaign(acct, nil, "skip", time.Now().Add(-time.Minute))
+	require.EqualValues(t, 30040, f.start(big))
+	first := f.int64(`SELECT min(id) FROM sends WHERE campaign_id = $1`, big)
+
+	text := cachedPlan(t, f, one, "SendAckMany", (*store.Queries).AckPlanIndexed,
+		fmt.Sprintf(`ARRAY[%d, %d]::bigint[], '{1,1}', '{sent,sent}', '{p,p}', '{"",""}', '{0,0}', '{f,f}', NULL`, first, first+1))
+	require.NotContains(t, text, "Seq Scan on sends", "plan:\n%s", text)
+	require.Contains(t, text, "Index Scan using sends_pkey on sends", "plan:\n%s", text)
+	ack(big, 50)
+	require.EqualValues(t, 50, f.int64(`SELECT count(*) FROM sends WHERE campaign_id = $1 AND status = 'sent'`, big))
+}
+
+// planFixture is a test database with two pools on it: the fixture's, and one of a
+// single connection, whose statements reuse the plans its earlier ones cached. sends
+// starts empty and vacuumed to no pages (as after deletes that emptied it), and no
+// autovacuum replaces a cached plan behind the test's back.
+func planFixture(t *testing.T) (fixture, *pgxpool.Pool) {
+	t.Helper()
+	url := dbtest.URL(t)
+	pool, err := pgxpool.New(context.Background(), url)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	cfg, err := pgxpool.ParseConfig(url)
+	require.NoError(t, err)
+	cfg.MaxConns = 1
+	one, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(one.Close)
+	f := fixture{t, pool}
+	f.exec(`ALTER TABLE sends SET (autovacuum_enabled = false)`)
+	f.exec(`VACUUM ANALYZE sends`)
+	return f, one
+}
+
+// cachedPlan is the plan the next execution of the sqlc query name on one's
+// connection runs, after the executor's plan setting: EXPLAIN EXECUTE of its
+// prepared statement with args (SQL literals).
+func cachedPlan(t *testing.T, f fixture, one *pgxpool.Pool, name string, setting func(*store.Queries, context.Context) error, args string) string {
+	t.Helper()
+	require.Zero(t, f.int64(`SELECT count(*) FROM pg_stat_user_tables WHERE relname = 'sends' AND (last_autoanalyze IS NOT NULL OR last_autovacuum IS NOT NULL)`),
+		"sends was analyzed since the plan was made")
+	ctx := context.Background()
+	var stmt string // the one connection's prepared statement
+	require.NoError(t, one.QueryRow(ctx, `SELECT name FROM pg_prepared_statements WHERE starts_with(statement, $1)`,
+		"-- name: "+name+" ").Scan(&stmt))
+	text := explain(t, one, func(tx pgx.Tx) error { return setting(store.New(tx), ctx) },
+		fmt.Sprintf(`EXPLAIN EXECUTE %s(%s)`, pgx.Identifier{stmt}.Sanitize(), args))
+	t.Logf("%s plan:\n%s", name, text)
+	return text
 }

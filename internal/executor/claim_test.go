@@ -204,23 +204,10 @@ func TestClaimUsesThePartialIndex(t *testing.T) {
 	claimSQL := captured // the EXPLAINs below pass through the tracer too
 	require.Contains(t, claimSQL, "SKIP LOCKED")
 	for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
-		var plan []string
-		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, "SET LOCAL plan_cache_mode = "+mode); err != nil {
-				return err
-			}
-			rows, err := tx.Query(ctx, "EXPLAIN "+claimSQL, false, nil, "default", c, int64(0), nil, int32(100), leaseInterval(time.Minute), nil, true) // $1 retry_ambiguous, $2 via_sender_id, $3 via_provider, $4 campaign, $5 after_id, $6 now, $7 n, $8 lease, $9 executor, $10 via_idempotent
-			if err != nil {
-				return err
-			}
-			plan, err = pgx.CollectRows(rows, pgx.RowTo[string])
-			if err != nil {
-				return err
-			}
-			return errors.New("rollback: EXPLAIN of an UPDATE plans only, but leave nothing behind")
-		})
-		require.ErrorContains(t, err, "rollback:")
-		text := strings.Join(plan, "\n")
+		text := explain(t, pool, func(tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, "SET LOCAL plan_cache_mode = "+mode)
+			return err
+		}, claimSQL, false, nil, "default", c, int64(0), nil, int32(100), leaseInterval(time.Minute), nil, true) // $1 retry_ambiguous, $2 via_sender_id, $3 via_provider, $4 campaign, $5 after_id, $6 now, $7 n, $8 lease, $9 executor, $10 via_idempotent
 		t.Logf("%s plan:\n%s", mode, text)
 		require.Contains(t, text, "Index Scan using sends_claim_idx", "%s plan:\n%s", mode, text)
 		require.NotContains(t, text, "Sort", "the claim must read the index in id order and stop at LIMIT")

@@ -150,7 +150,12 @@ func (a *acker) flush(batch []result) {
 		ctx, cancel := context.WithTimeout(e.writeCtx, 30*time.Second)
 		var err error
 		if !acked {
-			if _, err = e.q.SendAckMany(ctx, *p); err == nil {
+			// One round trip: the acknowledgement on index paths (AckPlanIndexed).
+			q := store.New(&pipeline{pool: e.pool})
+			if err = q.AckPlanIndexed(ctx); err == nil {
+				_, err = q.SendAckMany(ctx, *p)
+			}
+			if err == nil {
 				acked = true
 				e.metrics.ackSeconds.Observe(e.clk.Since(start).Seconds())
 				e.metrics.ackBatch.Observe(float64(len(p.Ids)))

@@ -32,6 +32,22 @@ func (g *ackGate) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQ
 
 func (g *ackGate) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
+// TraceBatchStart holds the acknowledgement, which goes in one batch with its plan
+// setting (AckPlanIndexed), before the batch is sent.
+func (g *ackGate) TraceBatchStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
+	for _, q := range d.Batch.QueuedQueries {
+		if strings.Contains(q.SQL, "-- name: SendAckMany") {
+			g.started.Add(1)
+			<-g.open
+		}
+	}
+	return ctx
+}
+
+func (g *ackGate) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+
+func (g *ackGate) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
 // TestAcksGrowWhileTheAckerIsBusy: while the acknowledgement under way waits for
 // the database (a slow commit), the results that come in meanwhile join one batch
 // instead of queueing behind it, so the workers are not held up by acknowledgement

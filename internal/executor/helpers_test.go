@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -276,3 +278,36 @@ func backdateOK(e *Executor, d time.Duration) {
 	id, beatAt, okSince := e.live.State()
 	e.live.Assume(id, beatAt, okSince.Add(-d))
 }
+
+// explain is the plan of sql (EXPLAIN sql, or a whole EXPLAIN EXECUTE when sql
+// starts with EXPLAIN) in a transaction on pool that before prepares (a setting, a
+// look-up; nil: none) and that is then rolled back: EXPLAIN of an UPDATE plans
+// only, but nothing is left behind either way.
+func explain(t *testing.T, pool *pgxpool.Pool, before func(pgx.Tx) error, sql string, args ...any) string {
+	t.Helper()
+	ctx := context.Background()
+	if !strings.HasPrefix(sql, "EXPLAIN") {
+		sql = "EXPLAIN " + sql
+	}
+	var plan []string
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if before != nil {
+			if err := before(tx); err != nil {
+				return err
+			}
+		}
+		rows, err := tx.Query(ctx, sql, args...)
+		if err != nil {
+			return err
+		}
+		plan, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		return errRollback
+	})
+	require.ErrorIs(t, err, errRollback)
+	return strings.Join(plan, "\n")
+}
+
+var errRollback = errors.New("rollback: leave nothing behind")

@@ -162,23 +162,6 @@ func TestSendLookupPlans(t *testing.T) {
 	f.exec(`ANALYZE sends`)
 	sub := f.int64(`SELECT min(subscriber_id) FROM sends`)
 
-	explain := func(sql string, args ...any) string {
-		t.Helper()
-		var plan []string
-		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-			rows, err := tx.Query(ctx, "EXPLAIN "+sql, args...)
-			if err != nil {
-				return err
-			}
-			plan, err = pgx.CollectRows(rows, pgx.RowTo[string])
-			if err != nil {
-				return err
-			}
-			return errors.New("rollback: leave nothing behind")
-		})
-		require.ErrorContains(t, err, "rollback:")
-		return strings.Join(plan, "\n")
-	}
 	str := func(s string) *string { return &s }
 	campaignJob := jobID(c, sub)
 	for name, p := range map[string]store.SendRecordFeedbackParams{
@@ -191,7 +174,7 @@ func TestSendLookupPlans(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, map[string]int64{"campaign job id": 1, "message job id": 0, "provider id": 1}[name], n, name)
 		require.Contains(t, captured, "-- name: SendRecordFeedback ")
-		text := explain(captured, p.AccountID, p.JobID, p.ProviderMessageID, p.Feedback, p.Now)
+		text := explain(t, pool, nil, captured, p.AccountID, p.JobID, p.ProviderMessageID, p.Feedback, p.Now)
 		t.Logf("%s:\n%s", name, text)
 		require.NotContains(t, text, "Seq Scan on sends", "%s:\n%s", name, text)
 	}
@@ -202,19 +185,19 @@ func TestSendLookupPlans(t *testing.T) {
 	_, err = q.MessageDeleteRetired(ctx, store.MessageDeleteRetiredParams{Cutoff: time.Now(), N: 100})
 	require.NoError(t, err)
 	require.Contains(t, captured, "-- name: MessageDeleteRetired ")
-	text := explain(captured, time.Now(), int32(100)) // cutoff, n
+	text := explain(t, pool, nil, captured, time.Now(), int32(100)) // cutoff, n
 	t.Logf("message retention:\n%s", text)
 	require.Contains(t, text, "sends_job_id_key", "message retention:\n%s", text)
 	require.NoError(t, q.SenderRetireStream(ctx, store.SenderRetireStreamParams{AccountID: acct, ID: &c}))
 	require.Contains(t, captured, "-- name: SenderRetireStream ")
-	text = explain(captured, acct, &c) // account, sender
+	text = explain(t, pool, nil, captured, acct, &c) // account, sender
 	t.Logf("retire stream:\n%s", text)
 	require.NotContains(t, text, "Seq Scan on sends", "retire stream:\n%s", text)
 
 	_, err = q.CampaignFinish(ctx, store.CampaignFinishParams{Now: nil, CampaignID: c})
 	require.ErrorIs(t, err, pgx.ErrNoRows, "rows are still queued")
 	require.Contains(t, captured, "-- name: CampaignFinish ")
-	text = explain(captured, nil, c) // now, campaign
+	text = explain(t, pool, nil, captured, nil, c) // now, campaign
 	t.Logf("finish:\n%s", text)
 	require.Contains(t, text, "sends_claim_idx", "finish:\n%s", text)
 	require.Contains(t, text, "sends_lease_idx", "finish:\n%s", text)

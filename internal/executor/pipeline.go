@@ -13,9 +13,9 @@ import (
 
 // pipeline is a store.DBTX that sends the statements given to Exec together with
 // the next Query, in one batch: one round trip and one implicit transaction, so a
-// transaction-local setting (ClaimPlanGeneric) applies to that query alone, also
-// through a transaction pooler. Only Exec (queued, answered at once with an empty
-// tag) and Query are supported; a pipeline serves one Query.
+// transaction-local setting (ClaimPlanGeneric, AckPlanIndexed) applies to that query
+// alone, also through a transaction pooler. Only Exec (queued, answered at once with
+// an empty tag), Query and QueryRow are supported; a pipeline serves one of the two.
 type pipeline struct {
 	pool  *pgxpool.Pool
 	batch pgx.Batch
@@ -50,8 +50,30 @@ func (p *pipeline) Query(ctx context.Context, sql string, args ...any) (pgx.Rows
 	return &pipelineRows{Rows: rows, br: br}, nil
 }
 
-func (p *pipeline) QueryRow(context.Context, string, ...any) pgx.Row {
-	return errRow{errPipelineUse}
+// QueryRow is Query for one row: Scan reads it, then the batch's end.
+func (p *pipeline) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	rows, err := p.Query(ctx, sql, args...)
+	if err != nil {
+		return errRow{err}
+	}
+	return pipelineRow{rows}
+}
+
+type pipelineRow struct{ rows pgx.Rows }
+
+func (r pipelineRow) Scan(dest ...any) error {
+	defer r.rows.Close()
+	if !r.rows.Next() {
+		if err := r.rows.Err(); err != nil {
+			return err
+		}
+		return pgx.ErrNoRows
+	}
+	if err := r.rows.Scan(dest...); err != nil {
+		return err
+	}
+	r.rows.Close()
+	return r.rows.Err()
 }
 
 func (p *pipeline) CopyFrom(context.Context, pgx.Identifier, []string, pgx.CopyFromSource) (int64, error) {

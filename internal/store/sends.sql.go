@@ -13,15 +13,34 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const ackPlanIndexed = `-- name: AckPlanIndexed :exec
+SELECT set_config('enable_seqscan', 'off', true)
+`
+
+// Sent with SendAckMany in one pipeline (one implicit transaction), for the reason
+// ClaimPlanGeneric turns sequential scans off: after a few acknowledgements the
+// statement runs on a generic plan cached per connection, and one made while sends
+// was small (a first test campaign) is a hash join over the whole table, which
+// every acknowledgement of a large campaign built later would read until sends is
+// next analyzed (TestAckPlanCachedWhileSmall). Local to the transaction.
+func (q *Queries) AckPlanIndexed(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, ackPlanIndexed)
+	return err
+}
+
 const claimPlanGeneric = `-- name: ClaimPlanGeneric :exec
-SELECT set_config('plan_cache_mode', 'force_generic_plan', true)
+SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true)
 `
 
 // Sent with SendClaimBatch in one pipeline (one implicit transaction): the claim
 // runs on its cached generic plan instead of being planned again on every call
 // (plan_cache_mode auto keeps choosing custom plans once the statistics know a
 // large campaign). Local to the transaction, so a pooler's connection keeps its
-// settings.
+// settings. No sequential scan: the plan is made once per connection and kept until
+// sends is next analyzed or vacuumed (inserts do not replace it), and one made while
+// the table was empty or small (a claim of a campaign not built yet, a table that
+// retention emptied) would read the whole table on every claim after a large build
+// (TestClaimPlanCachedOnAnEmptyTable); the claim's every lookup has its index.
 func (q *Queries) ClaimPlanGeneric(ctx context.Context) error {
 	_, err := q.db.Exec(ctx, claimPlanGeneric)
 	return err
