@@ -470,11 +470,13 @@ SELECT count(*) FROM sends WHERE status = 'queued';
 -- (TestClaimPlanCachedOnAnEmptyTable); the claim's every lookup has its index.
 SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true);
 
--- name: AckPlanIndexed :exec
--- Sent with SendAckMany in one pipeline (one implicit transaction), for the reason
--- ClaimPlanGeneric turns sequential scans off: after a few acknowledgements the
--- statement runs on a generic plan cached per connection, and one made while sends
--- was small (a first test campaign) is a hash join over the whole table, which
--- every acknowledgement of a large campaign built later would read until sends is
--- next analyzed (TestAckPlanCachedWhileSmall). Local to the transaction.
+-- name: SendPlanIndexed :exec
+-- Sent in one pipeline (one implicit transaction) with each statement of the send
+-- path that runs on a plan PostgreSQL caches per connection (SendAckMany,
+-- MessageClaimBatch, MessageStreamsDue), for the reason ClaimPlanGeneric turns
+-- sequential scans off: after five custom plans PostgreSQL keeps a generic one, and
+-- one made while sends was small (a first test campaign, a few messages) is a scan
+-- of the whole table, which every execution after a large build would repeat until
+-- sends is next analyzed (TestAckPlanCachedWhileSmall,
+-- TestMessagePlansCachedWhileSmall). Local to the transaction.
 SELECT set_config('enable_seqscan', 'off', true);

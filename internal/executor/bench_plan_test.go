@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sendonce/sendonce/internal/clock"
 	"github.com/sendonce/sendonce/internal/dbtest"
 	"github.com/sendonce/sendonce/internal/store"
 )
@@ -124,12 +125,47 @@ func TestAckPlanCachedWhileSmall(t *testing.T) {
 	require.EqualValues(t, 30040, f.start(big))
 	first := f.int64(`SELECT min(id) FROM sends WHERE campaign_id = $1`, big)
 
-	text := cachedPlan(t, f, one, "SendAckMany", (*store.Queries).AckPlanIndexed,
+	text := cachedPlan(t, f, one, "SendAckMany", (*store.Queries).SendPlanIndexed,
 		fmt.Sprintf(`ARRAY[%d, %d]::bigint[], '{1,1}', '{sent,sent}', '{p,p}', '{"",""}', '{0,0}', '{f,f}', NULL`, first, first+1))
 	require.NotContains(t, text, "Seq Scan on sends", "plan:\n%s", text)
 	require.Contains(t, text, "Index Scan using sends_pkey on sends", "plan:\n%s", text)
 	ack(big, 50)
 	require.EqualValues(t, 50, f.int64(`SELECT count(*) FROM sends WHERE campaign_id = $1 AND status = 'sent'`, big))
+}
+
+// TestMessagePlansCachedWhileSmall: a message stream's claim and the sweep over the
+// streams run on plans PostgreSQL caches per connection too; made while sends held a
+// few messages they scan the whole table, which a password reset sent after a large
+// campaign was built would wait for. Both must stay on sends_claim_idx.
+func TestMessagePlansCachedWhileSmall(t *testing.T) {
+	t.Parallel()
+	f, one := planFixture(t)
+	ctx := context.Background()
+	acct := f.account("a")
+	e := newExecutor(t, one, newFake(true), Config{})
+	for i := range 8 {
+		f.message(acct, nil, fmt.Sprintf("m%d", i), fmt.Sprintf("r%d@example.com", i))
+	}
+	d := &dealer{byID: map[int64]*campaign{}}
+	c := streamOf(t, e, d, acct)
+	for range 8 {
+		rows, err := e.claimMessages(ctx, c, e.routeOf(c), 1)
+		require.NoError(t, err)
+		require.Len(t, rows, 1)
+		e.streamsSwept = clock.Instant{} // due again
+		require.NoError(t, e.wakeStreams(ctx, d))
+	}
+	f.subscribers(acct, "later", 30000, "confirmed")
+	big := f.campaign(acct, nil, "skip", time.Now().Add(-time.Minute))
+	require.EqualValues(t, 30000, f.start(big))
+
+	text := cachedPlan(t, f, one, "MessageClaimBatch", (*store.Queries).SendPlanIndexed,
+		fmt.Sprintf(`false, NULL, 'default', %d, NULL, 1, '1 minute', NULL, true`, c.ID))
+	require.NotContains(t, text, "Seq Scan on sends", "plan:\n%s", text)
+	require.Contains(t, text, "Index Scan using sends_claim_idx", "plan:\n%s", text)
+	text = cachedPlan(t, f, one, "MessageStreamsDue", (*store.Queries).SendPlanIndexed, `NULL`)
+	require.NotContains(t, text, "Seq Scan on sends", "plan:\n%s", text)
+	require.Contains(t, text, "sends_claim_idx", "plan:\n%s", text)
 }
 
 // planFixture is a test database with two pools on it: the fixture's, and one of a

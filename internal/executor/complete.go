@@ -150,9 +150,9 @@ func (a *acker) flush(batch []result) {
 		ctx, cancel := context.WithTimeout(e.writeCtx, 30*time.Second)
 		var err error
 		if !acked {
-			// One round trip: the acknowledgement on index paths (AckPlanIndexed).
+			// One round trip: the acknowledgement on index paths (SendPlanIndexed).
 			q := store.New(&pipeline{pool: e.pool})
-			if err = q.AckPlanIndexed(ctx); err == nil {
+			if err = q.SendPlanIndexed(ctx); err == nil {
 				_, err = q.SendAckMany(ctx, *p)
 			}
 			if err == nil {

@@ -13,7 +13,7 @@ import (
 
 // pipeline is a store.DBTX that sends the statements given to Exec together with
 // the next Query, in one batch: one round trip and one implicit transaction, so a
-// transaction-local setting (ClaimPlanGeneric, AckPlanIndexed) applies to that query
+// transaction-local setting (ClaimPlanGeneric, SendPlanIndexed) applies to that query
 // alone, also through a transaction pooler. Only Exec (queued, answered at once with
 // an empty tag), Query and QueryRow are supported; a pipeline serves one of the two.
 type pipeline struct {

@@ -160,7 +160,12 @@ func (e *Executor) wakeStreams(ctx context.Context, d *dealer) error {
 	if e.clk.Since(e.streamsSwept) < e.cfg.MessageSweep {
 		return nil
 	}
-	rows, err := e.q.MessageStreamsDue(ctx, e.clk.DB())
+	// One round trip: the sweep on index paths (SendPlanIndexed).
+	q := store.New(&pipeline{pool: e.pool})
+	if err := q.SendPlanIndexed(ctx); err != nil {
+		return err
+	}
+	rows, err := q.MessageStreamsDue(ctx, e.clk.DB())
 	if err != nil {
 		return err
 	}
@@ -218,7 +223,12 @@ func (e *Executor) claimMessages(ctx context.Context, c *campaign, rt *route, n 
 		executorID = &id
 	}
 	start := e.clk.Instant()
-	rows, err := e.q.MessageClaimBatch(ctx, store.MessageClaimBatchParams{
+	// One round trip: the claim on index paths (SendPlanIndexed).
+	q := store.New(&pipeline{pool: e.pool})
+	if err := q.SendPlanIndexed(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := q.MessageClaimBatch(ctx, store.MessageClaimBatchParams{
 		Now:            e.clk.DB(),
 		Lease:          pgtype.Interval{Microseconds: e.cfg.Lease.Microseconds(), Valid: true},
 		ExecutorID:     executorID,

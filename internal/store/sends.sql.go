@@ -13,21 +13,6 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-const ackPlanIndexed = `-- name: AckPlanIndexed :exec
-SELECT set_config('enable_seqscan', 'off', true)
-`
-
-// Sent with SendAckMany in one pipeline (one implicit transaction), for the reason
-// ClaimPlanGeneric turns sequential scans off: after a few acknowledgements the
-// statement runs on a generic plan cached per connection, and one made while sends
-// was small (a first test campaign) is a hash join over the whole table, which
-// every acknowledgement of a large campaign built later would read until sends is
-// next analyzed (TestAckPlanCachedWhileSmall). Local to the transaction.
-func (q *Queries) AckPlanIndexed(ctx context.Context) error {
-	_, err := q.db.Exec(ctx, ackPlanIndexed)
-	return err
-}
-
 const claimPlanGeneric = `-- name: ClaimPlanGeneric :exec
 SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true)
 `
@@ -416,6 +401,23 @@ func (q *Queries) SendDeleteFailed(ctx context.Context, arg SendDeleteFailedPara
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const sendPlanIndexed = `-- name: SendPlanIndexed :exec
+SELECT set_config('enable_seqscan', 'off', true)
+`
+
+// Sent in one pipeline (one implicit transaction) with each statement of the send
+// path that runs on a plan PostgreSQL caches per connection (SendAckMany,
+// MessageClaimBatch, MessageStreamsDue), for the reason ClaimPlanGeneric turns
+// sequential scans off: after five custom plans PostgreSQL keeps a generic one, and
+// one made while sends was small (a first test campaign, a few messages) is a scan
+// of the whole table, which every execution after a large build would repeat until
+// sends is next analyzed (TestAckPlanCachedWhileSmall,
+// TestMessagePlansCachedWhileSmall). Local to the transaction.
+func (q *Queries) SendPlanIndexed(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, sendPlanIndexed)
+	return err
 }
 
 const sendReleaseLost = `-- name: SendReleaseLost :one
