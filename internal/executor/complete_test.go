@@ -33,7 +33,7 @@ func (g *ackGate) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQ
 func (g *ackGate) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 // TraceBatchStart holds the acknowledgement, which goes in one batch with its plan
-// setting (AckPlanIndexed), before the batch is sent.
+// setting (SendPlanIndexed), before the batch is sent.
 func (g *ackGate) TraceBatchStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
 	for _, q := range d.Batch.QueuedQueries {
 		if strings.Contains(q.SQL, "-- name: SendAckMany") {
