@@ -23,16 +23,33 @@ type statements struct {
 }
 
 func (s *statements) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	if name, ok := strings.CutPrefix(d.SQL, "-- name: "); ok {
+	s.add(d.SQL)
+	return ctx
+}
+
+func (s *statements) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// Statements sent in a batch (the executor's claims, sweeps and acknowledgements go
+// with their plan setting in one round trip) count one each.
+func (s *statements) TraceBatchStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
+	for _, q := range d.Batch.QueuedQueries {
+		s.add(q.SQL)
+	}
+	return ctx
+}
+
+func (s *statements) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+
+func (s *statements) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
+func (s *statements) add(sql string) {
+	if name, ok := strings.CutPrefix(sql, "-- name: "); ok {
 		name, _, _ = strings.Cut(name, " ")
 		s.mu.Lock()
 		s.n[name]++
 		s.mu.Unlock()
 	}
-	return ctx
 }
-
-func (s *statements) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 func (s *statements) count(name string) int {
 	s.mu.Lock()
