@@ -88,7 +88,9 @@ WITH picked AS (
                                 ', which no longer sends this campaign' ELSE s.last_error END,
         updated_at  = coalesce(sqlc.narg('now')::timestamptz, now())
     FROM judged j
-    WHERE s.id = j.id
+    -- The ids again as an index condition: whichever side of the join the plan puts
+    -- sends on, it is looked up by these ids, never scanned whole (ClaimPlanGeneric).
+    WHERE s.id = j.id AND s.id = ANY(ARRAY(SELECT p.id FROM picked p))
     RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.job_id, s.status, s.attempts,
               s.lease_until, s.executor_id, coalesce(j.name, '')::text AS name,
               coalesce(j.attributes, '{}')::jsonb AS attributes, j.left_list, s.last_error, s.variant
@@ -166,7 +168,9 @@ WITH u AS (
            unnest(@retry_in_us::bigint[]) AS retry_in_us, unnest(@doubts::bool[]) AS doubt
 ), retried AS (
     SELECT c.id, c.status FROM campaigns c
-    WHERE c.id IN (SELECT s.campaign_id FROM sends s JOIN u ON u.id = s.id WHERE u.status = 'queued')
+    WHERE c.id IN (SELECT s.campaign_id FROM u CROSS JOIN LATERAL (
+                       SELECT s.campaign_id FROM sends s WHERE s.id = u.id LIMIT 1) s
+                   WHERE u.status = 'queued')
     FOR SHARE
 ), acked AS (
 UPDATE sends s
@@ -184,7 +188,9 @@ SET status              = CASE WHEN u.status = 'queued'
     status_before       = s.status,
     updated_at          = coalesce(sqlc.narg('now')::timestamptz, now())
 FROM u
-WHERE s.id = u.id AND s.attempts = u.attempts
+-- s.id = ANY(ids): whichever side of the join the plan puts sends on, it is looked
+-- up by the acknowledged ids, never scanned whole (SendPlanIndexed).
+WHERE s.id = u.id AND s.attempts = u.attempts AND s.id = ANY(@ids::bigint[])
   AND (s.status = 'sending' OR (u.status = 'sent' AND s.status IN ('queued', 'unknown', 'failed')))
 RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.email_lower, s.status, s.attempts,
           s.provider_message_id, s.last_error, s.job_id, s.status_before, s.via_sender_id

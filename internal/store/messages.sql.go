@@ -59,7 +59,9 @@ WITH picked AS (
                    WHERE x.account_id = s.account_id AND x.email_lower = s.email_lower
                      AND (m.category = 'marketing' OR x.reason IN ('hard_bounce', 'complaint', 'manual'))) AS blocked
     FROM picked p
-    JOIN sends s ON s.id = p.id
+    -- The picked ids again as an index condition here and in the UPDATE: sends is
+    -- looked up by them on either side of a join, never scanned whole (SendPlanIndexed).
+    JOIN sends s ON s.id = p.id AND s.id = ANY(ARRAY(SELECT p2.id FROM picked p2))
     JOIN messages m ON m.account_id = s.account_id AND m.id = s.subscriber_id
 ), claimed AS (
     UPDATE sends s
@@ -77,7 +79,7 @@ WITH picked AS (
                                 ', which no longer sends these messages' ELSE s.last_error END,
         updated_at  = coalesce($5::timestamptz, now())
     FROM judged j
-    WHERE s.id = j.id
+    WHERE s.id = j.id AND s.id = ANY(ARRAY(SELECT p.id FROM picked p))
     RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.job_id, s.status, s.attempts,
               s.lease_until, s.executor_id, j.to_name, j.from_email, j.from_name, j.reply_to, j.subject, j.html,
               j.text, j.data, j.headers, j.category, j.due_at, s.last_error, j.cc, j.bcc, j.reply_to_more,

@@ -40,7 +40,9 @@ WITH u AS (
            unnest($6::bigint[]) AS retry_in_us, unnest($7::bool[]) AS doubt
 ), retried AS (
     SELECT c.id, c.status FROM campaigns c
-    WHERE c.id IN (SELECT s.campaign_id FROM sends s JOIN u ON u.id = s.id WHERE u.status = 'queued')
+    WHERE c.id IN (SELECT s.campaign_id FROM u CROSS JOIN LATERAL (
+                       SELECT s.campaign_id FROM sends s WHERE s.id = u.id LIMIT 1) s
+                   WHERE u.status = 'queued')
     FOR SHARE
 ), acked AS (
 UPDATE sends s
@@ -58,7 +60,7 @@ SET status              = CASE WHEN u.status = 'queued'
     status_before       = s.status,
     updated_at          = coalesce($8::timestamptz, now())
 FROM u
-WHERE s.id = u.id AND s.attempts = u.attempts
+WHERE s.id = u.id AND s.attempts = u.attempts AND s.id = ANY($1::bigint[])
   AND (s.status = 'sending' OR (u.status = 'sent' AND s.status IN ('queued', 'unknown', 'failed')))
 RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.email_lower, s.status, s.attempts,
           s.provider_message_id, s.last_error, s.job_id, s.status_before, s.via_sender_id
@@ -146,6 +148,8 @@ type SendAckManyParams struct {
 // retry_in_us is how long a retried row waits, from now on the database's clock
 // (the claim compares next_attempt_at with that clock): the executor's own clock
 // may be off from it, so it sends the wait, never a time of its own.
+// s.id = ANY(ids): whichever side of the join the plan puts sends on, it is looked
+// up by the acknowledged ids, never scanned whole (SendPlanIndexed).
 func (q *Queries) SendAckMany(ctx context.Context, arg SendAckManyParams) (int64, error) {
 	row := q.db.QueryRow(ctx, sendAckMany,
 		arg.Ids,
@@ -210,7 +214,9 @@ WITH picked AS (
                                 ', which no longer sends this campaign' ELSE s.last_error END,
         updated_at  = coalesce($6::timestamptz, now())
     FROM judged j
-    WHERE s.id = j.id
+    -- The ids again as an index condition: whichever side of the join the plan puts
+    -- sends on, it is looked up by these ids, never scanned whole (ClaimPlanGeneric).
+    WHERE s.id = j.id AND s.id = ANY(ARRAY(SELECT p.id FROM picked p))
     RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.job_id, s.status, s.attempts,
               s.lease_until, s.executor_id, coalesce(j.name, '')::text AS name,
               coalesce(j.attributes, '{}')::jsonb AS attributes, j.left_list, s.last_error, s.variant
