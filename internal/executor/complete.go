@@ -150,12 +150,7 @@ func (a *acker) flush(batch []result) {
 		ctx, cancel := context.WithTimeout(e.writeCtx, 30*time.Second)
 		var err error
 		if !acked {
-			// One round trip: the acknowledgement on index paths (SendPlanIndexed).
-			q := store.New(&pipeline{pool: e.pool})
-			if err = q.SendPlanIndexed(ctx); err == nil {
-				_, err = q.SendAckMany(ctx, *p)
-			}
-			if err == nil {
+			if _, err = e.onIndexPaths(ctx).SendAckMany(ctx, *p); err == nil {
 				acked = true
 				e.metrics.ackSeconds.Observe(e.clk.Since(start).Seconds())
 				e.metrics.ackBatch.Observe(float64(len(p.Ids)))

@@ -9,7 +9,17 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sendonce/sendonce/internal/postgres"
+	"github.com/sendonce/sendonce/internal/store"
 )
+
+// onIndexPaths is one round trip for the next statement run through it: a
+// pipeline that sends SendPlanIndexed (queued here, answered with the batch) and
+// then that statement, so its cached plan looks sends up by index.
+func (e *Executor) onIndexPaths(ctx context.Context) *store.Queries {
+	q := store.New(&pipeline{pool: e.pool})
+	_ = q.SendPlanIndexed(ctx) // a pipeline's Exec only queues: no error here
+	return q
+}
 
 // pipeline is a store.DBTX that sends the statements given to Exec together with
 // the next Query, in one batch: one round trip and one implicit transaction, so a

@@ -160,12 +160,7 @@ func (e *Executor) wakeStreams(ctx context.Context, d *dealer) error {
 	if e.clk.Since(e.streamsSwept) < e.cfg.MessageSweep {
 		return nil
 	}
-	// One round trip: the sweep on index paths (SendPlanIndexed).
-	q := store.New(&pipeline{pool: e.pool})
-	if err := q.SendPlanIndexed(ctx); err != nil {
-		return err
-	}
-	rows, err := q.MessageStreamsDue(ctx, e.clk.DB())
+	rows, err := e.onIndexPaths(ctx).MessageStreamsDue(ctx, e.clk.DB())
 	if err != nil {
 		return err
 	}
@@ -223,12 +218,7 @@ func (e *Executor) claimMessages(ctx context.Context, c *campaign, rt *route, n 
 		executorID = &id
 	}
 	start := e.clk.Instant()
-	// One round trip: the claim on index paths (SendPlanIndexed).
-	q := store.New(&pipeline{pool: e.pool})
-	if err := q.SendPlanIndexed(ctx); err != nil {
-		return nil, err
-	}
-	rows, err := q.MessageClaimBatch(ctx, store.MessageClaimBatchParams{
+	rows, err := e.onIndexPaths(ctx).MessageClaimBatch(ctx, store.MessageClaimBatchParams{
 		Now:            e.clk.DB(),
 		Lease:          pgtype.Interval{Microseconds: e.cfg.Lease.Microseconds(), Valid: true},
 		ExecutorID:     executorID,
