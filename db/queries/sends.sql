@@ -54,9 +54,13 @@ WITH picked AS (
       AND s.next_attempt_at <= coalesce(sqlc.narg('now')::timestamptz, now())
       -- One probe per claim, not per row (an InitPlan): a suspended or deleted
       -- account's rows stay queued where they are until it is resumed.
-      AND EXISTS (SELECT 1 FROM campaigns c JOIN accounts a ON a.id = c.account_id
-                  WHERE c.id = @campaign_id AND c.status = 'sending'
-                    AND a.suspended_at IS NULL AND a.deleted_at IS NULL)
+      -- The account by a LATERAL lookup, not a join: ClaimPlanGeneric turns nested
+      -- loops off, and a join would hash the whole accounts table.
+      AND EXISTS (SELECT 1 FROM campaigns c CROSS JOIN LATERAL (
+                      SELECT 1 FROM accounts a
+                      WHERE a.id = c.account_id AND a.suspended_at IS NULL AND a.deleted_at IS NULL
+                      LIMIT 1) a
+                  WHERE c.id = @campaign_id AND c.status = 'sending')
     ORDER BY s.next_attempt_at, s.id
     LIMIT @n
     FOR UPDATE OF s SKIP LOCKED
@@ -167,10 +171,11 @@ WITH u AS (
            unnest(@provider_ids::text[]) AS provider_id, unnest(@errors::text[]) AS error,
            unnest(@retry_in_us::bigint[]) AS retry_in_us, unnest(@doubts::bool[]) AS doubt
 ), retried AS (
+    -- campaigns by their ids (an index condition, not a join: SendPlanLinear).
     SELECT c.id, c.status FROM campaigns c
-    WHERE c.id IN (SELECT s.campaign_id FROM u CROSS JOIN LATERAL (
+    WHERE c.id = ANY(ARRAY(SELECT s.campaign_id FROM u CROSS JOIN LATERAL (
                        SELECT s.campaign_id FROM sends s WHERE s.id = u.id LIMIT 1) s
-                   WHERE u.status = 'queued')
+                   WHERE u.status = 'queued'))
     FOR SHARE
 ), acked AS (
 UPDATE sends s
@@ -210,7 +215,7 @@ RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.email_l
 ), sent_by_day AS (
     INSERT INTO account_day_counts (account_id, day, kind, sent)
     SELECT a.account_id, (coalesce(sqlc.narg('now')::timestamptz, now()) AT TIME ZONE 'UTC')::date, c.kind, count(*)
-    FROM acked a JOIN campaigns c ON c.id = a.campaign_id
+    FROM acked a CROSS JOIN LATERAL (SELECT c.kind FROM campaigns c WHERE c.id = a.campaign_id LIMIT 1) c
     WHERE a.status = 'sent'
     GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
     ON CONFLICT (account_id, day, kind) DO UPDATE SET sent = account_day_counts.sent + excluded.sent
@@ -360,16 +365,21 @@ WITH expired AS (
     LIMIT 1000
     FOR UPDATE SKIP LOCKED
 ), camp AS (
+    -- Each expired row is looked up by its id, and sends only so (here, in judged
+    -- and in the UPDATE): the executor runs this on SendPlanLinear's plan setting,
+    -- and a plan cached while sends was small joined the table whole, or a whole
+    -- campaign of it (TestMaintenancePlansCachedWhileSmall).
     SELECT c.id, c.status, c.ambiguous_policy
     FROM campaigns c
-    WHERE c.id IN (SELECT s.campaign_id FROM sends s JOIN expired e ON e.id = s.id)
+    WHERE c.id = ANY(ARRAY(SELECT s.campaign_id FROM expired e CROSS JOIN LATERAL (
+                                SELECT s.campaign_id FROM sends s WHERE s.id = e.id LIMIT 1) s))
     FOR SHARE OF c
 ), judged AS (
     SELECT e.id, s.attempts,
            ((coalesce(s.via_idempotent, false) OR c.ambiguous_policy = 'retry')
             AND c.status IN ('sending', 'paused')) AS replay
     FROM expired e
-    JOIN sends s ON s.id = e.id
+    CROSS JOIN LATERAL (SELECT s.attempts, s.via_idempotent, s.campaign_id FROM sends s WHERE s.id = e.id LIMIT 1) s
     JOIN camp c ON c.id = s.campaign_id
 ), rescued AS (
 UPDATE sends s
@@ -387,7 +397,7 @@ SET status = CASE WHEN NOT j.replay THEN 'unknown'
         + (@expiry_delays::interval[])[least(greatest(s.attempts, 1), cardinality(@expiry_delays::interval[]))],
     updated_at = coalesce(sqlc.narg('now')::timestamptz, now())
 FROM judged j
-WHERE s.id = j.id
+WHERE s.id = j.id AND s.id = ANY(ARRAY(SELECT e.id FROM expired e))
 RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.status, s.attempts, s.last_error, s.job_id
 ), settled_events AS (
     -- Rows settled as unknown or failed get their send.* event in this statement
@@ -461,7 +471,9 @@ WITH closed AS (
 SELECT count(*) FROM closed;
 
 -- name: SendCountQueued :one
--- The queued-rows gauge: an index-only count over the partial claim index.
+-- The queued-rows gauge: an index-only count over the partial claim index (on
+-- index paths: SendPlanIndexed; a count planned right after a large build, when the
+-- statistics say most rows are queued, was a sequential scan of the table).
 SELECT count(*) FROM sends WHERE status = 'queued';
 
 -- name: ClaimPlanGeneric :exec
@@ -474,15 +486,40 @@ SELECT count(*) FROM sends WHERE status = 'queued';
 -- the table was empty or small (a claim of a campaign not built yet, a table that
 -- retention emptied) would read the whole table on every claim after a large build
 -- (TestClaimPlanCachedOnAnEmptyTable); the claim's every lookup has its index.
-SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true);
+-- No nested loop either (as SendPlanLinear): the UPDATE's rows, looked up by the
+-- picked ids, were matched to the judged rows in a nested loop that read them all
+-- for each row, quadratic in the batch (2,500 comparisons a claim of 50, 22,500 of
+-- 150); the claim's other lookups are LATERAL, which stay nested loops. JIT off,
+-- as those then cost 1e10 more by the planner's reckoning.
+SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true),
+       set_config('enable_nestloop', 'off', true), set_config('jit', 'off', true);
 
 -- name: SendPlanIndexed :exec
 -- Sent in one pipeline (one implicit transaction) with each statement of the send
--- path that runs on a plan PostgreSQL caches per connection (SendAckMany,
--- MessageClaimBatch, MessageStreamsDue), for the reason ClaimPlanGeneric turns
+-- path that runs on a plan PostgreSQL caches per connection (MessageStreamsDue,
+-- and maintenance's CampaignFinish,
+-- CampaignList*WithQueued, SendCountQueued), for the reason ClaimPlanGeneric turns
 -- sequential scans off: after five custom plans PostgreSQL keeps a generic one, and
 -- one made while sends was small (a first test campaign, a few messages) is a scan
 -- of the whole table, which every execution after a large build would repeat until
 -- sends is next analyzed (TestAckPlanCachedWhileSmall,
--- TestMessagePlansCachedWhileSmall). Local to the transaction.
-SELECT set_config('enable_seqscan', 'off', true);
+-- TestMessagePlansCachedWhileSmall, TestMaintenancePlansCachedWhileSmall). Local
+-- to the transaction. JIT off, as a scan left with no other path (a small table
+-- without a usable index) costs 1e10 more and would be compiled on every run.
+SELECT set_config('enable_seqscan', 'off', true), set_config('jit', 'off', true);
+
+-- name: SendPlanLinear :exec
+-- Sent with SendAckMany in one pipeline: SendPlanIndexed's setting, and no nested
+-- loop. The acknowledged rows are looked up by their ids (an index condition), and
+-- statistics that say almost no row is in flight (a table of settled campaigns)
+-- make the planner expect one: it then joined them to the results in a nested loop
+-- that reads every result for each row, quadratic in the acknowledgement's size
+-- (TestAckPlanLinearInItsRows). Every other join in the acknowledgement is a
+-- LATERAL lookup, which stays a nested loop. The rescue (SendRescueExpired) and a
+-- message stream's claim (MessageClaimBatch) run on it too, for the same shape.
+-- Local to the transaction.
+-- JIT off as well: a LATERAL lookup's nested loop then costs 1e10 more by the
+-- planner's reckoning, past jit_above_cost, and each acknowledgement compiled its
+-- plan with inlining and optimization (seconds, every time).
+SELECT set_config('enable_seqscan', 'off', true), set_config('enable_nestloop', 'off', true),
+       set_config('jit', 'off', true);

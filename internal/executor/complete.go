@@ -150,7 +150,7 @@ func (a *acker) flush(batch []result) {
 		ctx, cancel := context.WithTimeout(e.writeCtx, 30*time.Second)
 		var err error
 		if !acked {
-			if _, err = e.onIndexPaths(ctx).SendAckMany(ctx, *p); err == nil {
+			if _, err = e.planned(ctx, (*store.Queries).SendPlanLinear).SendAckMany(ctx, *p); err == nil {
 				acked = true
 				e.metrics.ackSeconds.Observe(e.clk.Since(start).Seconds())
 				e.metrics.ackBatch.Observe(float64(len(p.Ids)))

@@ -524,11 +524,7 @@ func (e *Executor) claimAfter(ctx context.Context, c *campaign, rt *route, n int
 		start := e.clk.Instant()
 		var rows []store.SendClaimBatchRow
 		// One round trip: the claim on its cached generic plan (ClaimPlanGeneric).
-		q := store.New(&pipeline{pool: e.pool})
-		if err = q.ClaimPlanGeneric(ctx); err != nil {
-			return nil
-		}
-		rows, err = q.SendClaimBatch(ctx, store.SendClaimBatchParams{
+		rows, err = e.planned(ctx, (*store.Queries).ClaimPlanGeneric).SendClaimBatch(ctx, store.SendClaimBatchParams{
 			Now:            e.clk.DB(),
 			Lease:          pgtype.Interval{Microseconds: e.cfg.Lease.Microseconds(), Valid: true},
 			ExecutorID:     executorID,

@@ -94,7 +94,7 @@ func (e *Executor) countQueued(ctx context.Context) error {
 	if e.clk.Now().Before(e.queuedAfter) {
 		return nil
 	}
-	n, err := e.q.SendCountQueued(ctx)
+	n, err := e.onIndexPaths(ctx).SendCountQueued(ctx)
 	if err != nil {
 		return err
 	}
@@ -121,7 +121,7 @@ func (e *Executor) rescue(ctx context.Context) (int, error) {
 		p.Self = &self
 	}
 	for {
-		rows, err := e.q.SendRescueExpired(ctx, p)
+		rows, err := e.planned(ctx, (*store.Queries).SendPlanLinear).SendRescueExpired(ctx, p)
 		if err != nil {
 			return total, err
 		}
@@ -168,7 +168,7 @@ func (e *Executor) failHeld(ctx context.Context) error {
 // sweepFailed deletes the rows of failed campaigns that their build's failure left
 // (its process was killed between batches), in the failure's own bounded batches.
 func (e *Executor) sweepFailed(ctx context.Context) error {
-	campaigns, err := e.q.CampaignListFailedWithQueued(ctx)
+	campaigns, err := e.onIndexPaths(ctx).CampaignListFailedWithQueued(ctx)
 	if err != nil {
 		return err
 	}
@@ -184,7 +184,7 @@ func (e *Executor) sweepFailed(ctx context.Context) error {
 // request left (it was cut short) or that came back to queued after it (a row in
 // flight at the cancel), in the cancel's own bounded batches.
 func (e *Executor) sweepCancelled(ctx context.Context) error {
-	campaigns, err := e.q.CampaignListCancelledWithQueued(ctx)
+	campaigns, err := e.onIndexPaths(ctx).CampaignListCancelledWithQueued(ctx)
 	if err != nil {
 		return err
 	}
@@ -206,6 +206,9 @@ func (e *Executor) finish(ctx context.Context, id int64) bool {
 	err := postgres.InTx(ctx, e.pool, func(tx pgx.Tx) error {
 		q := e.q.WithTx(tx)
 		if _, err := q.CampaignLockSending(ctx, id); err != nil {
+			return err
+		}
+		if err := q.SendPlanIndexed(ctx); err != nil { // local to this transaction
 			return err
 		}
 		_, err := q.CampaignFinish(ctx, store.CampaignFinishParams{Now: e.clk.DB(), CampaignID: id})

@@ -16,8 +16,14 @@ import (
 // pipeline that sends SendPlanIndexed (queued here, answered with the batch) and
 // then that statement, so its cached plan looks sends up by index.
 func (e *Executor) onIndexPaths(ctx context.Context) *store.Queries {
+	return e.planned(ctx, (*store.Queries).SendPlanIndexed)
+}
+
+// planned is one round trip for the next statement run through it, with the plan
+// setting (ClaimPlanGeneric, SendPlanIndexed, SendPlanLinear) local to it.
+func (e *Executor) planned(ctx context.Context, setting func(*store.Queries, context.Context) error) *store.Queries {
 	q := store.New(&pipeline{pool: e.pool})
-	_ = q.SendPlanIndexed(ctx) // a pipeline's Exec only queues: no error here
+	_ = setting(q, ctx) // a pipeline's Exec only queues: no error here
 	return q
 }
 

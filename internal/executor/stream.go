@@ -218,7 +218,7 @@ func (e *Executor) claimMessages(ctx context.Context, c *campaign, rt *route, n 
 		executorID = &id
 	}
 	start := e.clk.Instant()
-	rows, err := e.onIndexPaths(ctx).MessageClaimBatch(ctx, store.MessageClaimBatchParams{
+	rows, err := e.planned(ctx, (*store.Queries).SendPlanLinear).MessageClaimBatch(ctx, store.MessageClaimBatchParams{
 		Now:            e.clk.DB(),
 		Lease:          pgtype.Interval{Microseconds: e.cfg.Lease.Microseconds(), Valid: true},
 		ExecutorID:     executorID,

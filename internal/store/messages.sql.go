@@ -46,8 +46,11 @@ WITH picked AS (
       AND s.next_attempt_at <= coalesce($5::timestamptz, now())
       -- One probe per claim (an InitPlan): a suspended or deleted account's
       -- messages stay queued until it is resumed.
-      AND EXISTS (SELECT 1 FROM campaigns c JOIN accounts a ON a.id = c.account_id
-                  WHERE c.id = $4 AND a.suspended_at IS NULL AND a.deleted_at IS NULL)
+      AND EXISTS (SELECT 1 FROM campaigns c CROSS JOIN LATERAL (
+                      SELECT 1 FROM accounts a
+                      WHERE a.id = c.account_id AND a.suspended_at IS NULL AND a.deleted_at IS NULL
+                      LIMIT 1) a
+                  WHERE c.id = $4)
     ORDER BY s.next_attempt_at, s.id
     LIMIT $6
     FOR UPDATE OF s SKIP LOCKED
@@ -55,14 +58,25 @@ WITH picked AS (
     SELECT p.id, p.rerouted, m.to_name, m.from_email, m.from_name, m.reply_to, m.subject, m.html, m.text, m.data,
            m.headers, m.category, m.cc, m.bcc, m.reply_to_more, m.attachment_count, m.track_clicks, m.track_opens,
            greatest(m.created_at, coalesce(m.send_at, m.created_at))::timestamptz AS due_at,
-           EXISTS (SELECT 1 FROM suppressions x
-                   WHERE x.account_id = s.account_id AND x.email_lower = s.email_lower
-                     AND (m.category = 'marketing' OR x.reason IN ('hard_bounce', 'complaint', 'manual'))) AS blocked
+           x.suppressed IS NOT NULL AS blocked
     FROM picked p
-    -- The picked ids again as an index condition here and in the UPDATE: sends is
-    -- looked up by them on either side of a join, never scanned whole (SendPlanIndexed).
-    JOIN sends s ON s.id = p.id AND s.id = ANY(ARRAY(SELECT p2.id FROM picked p2))
-    JOIN messages m ON m.account_id = s.account_id AND m.id = s.subscriber_id
+    -- Each picked row's sends row, message and verdict by a LATERAL lookup (one
+    -- index probe each), and the UPDATE's rows by the picked ids: the executor runs
+    -- this on SendPlanLinear's setting (no sequential scan, no nested loop but
+    -- these), so no join reads sends, messages or the picked rows whole, whatever the
+    -- statistics or the table's size when the plan was cached.
+    CROSS JOIN LATERAL (
+        SELECT s.account_id, s.email_lower, s.subscriber_id FROM sends s WHERE s.id = p.id LIMIT 1) s
+    CROSS JOIN LATERAL (
+        SELECT m.id, m.account_id, m.idempotency_key, m.request_hash, m.category, m.to_email, m.to_name, m.from_email, m.from_name, m.reply_to, m.subject, m.html, m.text, m.data, m.template_id, m.headers, m.tags, m.send_at, m.created_at, m.sender_id, m.track_clicks, m.track_opens, m.cc, m.bcc, m.reply_to_more, m.attachment_count, m.pool_id FROM messages m WHERE m.account_id = s.account_id AND m.id = s.subscriber_id LIMIT 1) m
+    -- The verdict a LATERAL lookup too: judged is not materialized (it would copy
+    -- the bodies), so an EXISTS here would run again for every CASE of the UPDATE
+    -- that reads blocked.
+    LEFT JOIN LATERAL (
+        SELECT true AS suppressed FROM suppressions x
+        WHERE x.account_id = s.account_id AND x.email_lower = s.email_lower
+          AND (m.category = 'marketing' OR x.reason IN ('hard_bounce', 'complaint', 'manual'))
+        LIMIT 1) x ON true
 ), claimed AS (
     UPDATE sends s
     SET status      = CASE WHEN j.blocked THEN 'suppressed' WHEN j.rerouted THEN 'unknown' ELSE 'sending' END,
