@@ -46,7 +46,8 @@ func newCampaign(ctx context.Context, pool *pgxpool.Pool, accountID int64, name 
 
 // rawLoop measures the ceiling: a fresh campaign to the same audience, started and
 // built by the scheduler's own build (executor.StartCampaign), then claimed and acknowledged by the
-// executor's bare claim and acknowledge statements with its batch size on RawConns
+// executor's bare claim and acknowledge statements, on its plan settings and in its
+// round trips (executor.Planned), with its batch size on RawConns
 // connections, each looping claim → ack until a claim comes back empty. No
 // rendering, no provider, no coalescing across connections. The loop runs on a
 // pool of its own, metered as the send's pools are: its PostgreSQL CPU per message
@@ -78,7 +79,6 @@ func rawLoop(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Options
 		return raw, cost, id, err
 	}
 	defer rpool.Close()
-	q := store.New(rpool)
 	lease := pgtype.Interval{Microseconds: (2 * time.Minute).Microseconds(), Valid: true}
 	var done atomic.Int64
 	g, gctx := errgroup.WithContext(ctx)
@@ -88,7 +88,7 @@ func rawLoop(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Options
 		g.Go(func() error {
 			var after int64 // the executor's claim cursor
 			for gctx.Err() == nil {
-				rows, err := q.SendClaimBatch(gctx, store.SendClaimBatchParams{Lease: lease, CampaignID: id, AfterID: after, N: int32(o.BatchSize)})
+				rows, err := executor.Planned(gctx, rpool, (*store.Queries).ClaimPlanGeneric).SendClaimBatch(gctx, store.SendClaimBatchParams{Lease: lease, CampaignID: id, AfterID: after, N: int32(o.BatchSize)})
 				if err != nil {
 					return err
 				}
@@ -114,7 +114,7 @@ func rawLoop(ctx context.Context, pool *pgxpool.Pool, accountID int64, o Options
 					ack.Errors = append(ack.Errors, "")
 					ack.RetryInUs = append(ack.RetryInUs, 0)
 				}
-				n, err := q.SendAckMany(gctx, ack)
+				n, err := executor.Planned(gctx, rpool, (*store.Queries).SendPlanLinear).SendAckMany(gctx, ack)
 				if err != nil {
 					return err
 				}

@@ -22,7 +22,14 @@ func (e *Executor) onIndexPaths(ctx context.Context) *store.Queries {
 // planned is one round trip for the next statement run through it, with the plan
 // setting (ClaimPlanGeneric, SendPlanIndexed, SendPlanLinear) local to it.
 func (e *Executor) planned(ctx context.Context, setting func(*store.Queries, context.Context) error) *store.Queries {
-	q := store.New(&pipeline{pool: e.pool})
+	return Planned(ctx, e.pool, setting)
+}
+
+// Planned is the executor's one round trip on pool for a caller outside it (the
+// bench's raw claim and acknowledge loop, which measures these statements as the
+// executor runs them): the next statement run through it, with setting.
+func Planned(ctx context.Context, pool *pgxpool.Pool, setting func(*store.Queries, context.Context) error) *store.Queries {
+	q := store.New(&pipeline{pool: pool})
 	_ = setting(q, ctx) // a pipeline's Exec only queues: no error here
 	return q
 }
