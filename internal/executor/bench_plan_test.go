@@ -238,9 +238,10 @@ func TestMessagePlansCachedWhileSmall(t *testing.T) {
 
 // TestMaintenancePlansCachedWhileSmall audits the rest: every statement on sends
 // the executor's maintenance runs (the rescue, the finish check, the sweeps, the
-// queued gauge, retention) that PostgreSQL has put on a generic plan, cached while
-// sends was small, must still look sends up by index once a large campaign is
-// built: maintenance runs every second on every executor.
+// queued gauge; retention deletes nothing here, so its statements are not among
+// them) that PostgreSQL has put on a generic plan, cached while sends was small,
+// must still read sends by id or in a partial index of unsettled rows once a large
+// campaign is built: maintenance runs every few seconds on every executor.
 func TestMaintenancePlansCachedWhileSmall(t *testing.T) {
 	t.Parallel()
 	f, one := planFixture(t)
