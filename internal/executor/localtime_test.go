@@ -150,8 +150,10 @@ func TestLocalTimeDelivery(t *testing.T) {
 	waitNothingDue(t, second, c, clk.Now())
 	require.Equal(t, "sending", f.status(c), "the campaign waits for its last zone")
 	clk.Add(time.Minute)
-	sentTo(second, "ny", "bad", "none", "tokyo", "berlin")
+	// The last zone: the campaign finishes, so no empty claim of it need follow
+	// (waiting for one raced with the finish: CI saw the finish win).
 	waitSent(t, f, second, c)
+	require.Equal(t, 10, f.counts(c)["sent"])
 	for job, calls := range p.delivered() {
 		require.Equal(t, 1, calls, job)
 	}
