@@ -58,11 +58,13 @@ wait_for() {
   return 1
 }
 
-# free_port: a TCP port on 127.0.0.1 that nothing listens on.
+# free_port: a TCP port on 127.0.0.1 that nothing listens on, below Linux's ephemeral range
+# (32768-60999): a port in it could be taken as the local port of an outgoing connection (the
+# service's own to its PostgreSQL) between this check and the bind (CI saw "address already in use").
 free_port() {
   local port
   for _ in $(seq 1 50); do
-    port=$((20000 + RANDOM % 30000))
+    port=$((20000 + RANDOM % 12000))
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
       echo "$port"
       return 0
