@@ -293,9 +293,17 @@ func TestDashboardPages(t *testing.T) {
 	b.open("#/lists", "Lists")
 	b.wait(`__t.click('vip')`)
 	b.wait(`document.querySelectorAll('table.members tbody tr').length === 50 && document.querySelector('[data-members]').dataset.members === '56'`)
-	b.wait(`document.querySelector('table.members').innerText.includes('<img src=x') && !document.querySelector('table.members img')`)
+	// The import merges the row with a name in a batch of its own (rows that give a
+	// name apart from rows that do not), which may take its id before or after the
+	// others': the markup is on the first page or the second, as text on either.
+	onFirst := b.str(`String(document.querySelector('table.members').innerText.includes('<img src=x'))`) == "true"
+	b.wait(`!document.querySelector('table.members img')`)
 	b.eval(`__t.click('Next page')`)
 	b.wait(`document.querySelectorAll('table.members tbody tr').length === 6 && __t.text().includes('Page 2') && document.querySelector('table.members').innerText.includes('member54@example.com')`)
+	b.wait(`!document.querySelector('table.members img')`)
+	if !onFirst {
+		b.wait(`document.querySelector('table.members').innerText.includes('<img src=x')`)
+	}
 	b.eval(`__t.click('Previous page')`)
 	b.wait(`document.querySelectorAll('table.members tbody tr').length === 50 && document.querySelector('table.members').innerText.includes('ada@example.com')`)
 	// Renamed; a name another list has is refused at the field.
