@@ -40,6 +40,10 @@ WHERE id = @id AND (last_used_at IS NULL OR last_used_at < now() - interval '1 m
 -- name: AccountPurgeEvents :execrows
 DELETE FROM events WHERE id IN (SELECT e.id FROM events e WHERE e.account_id = @account_id LIMIT @n);
 
+-- name: AccountPurgeEventBatches :execrows
+DELETE FROM event_batches WHERE first_id IN (
+    SELECT b.first_id FROM event_batches b WHERE b.account_id = @account_id LIMIT @n);
+
 -- name: AccountPurgeEventDeliveries :execrows
 DELETE FROM event_deliveries WHERE id IN (SELECT d.id FROM event_deliveries d WHERE d.account_id = @account_id LIMIT @n);
 

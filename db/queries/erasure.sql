@@ -41,8 +41,8 @@ WHERE account_id = @account_id AND id = @id AND status <> 'unsubscribed';
 
 -- name: ErasureMaxIDs :one
 -- The upper bounds of the windowed scans.
+-- (Events are scanned in windows of rows instead: ErasureEventsWindowEnd.)
 SELECT coalesce((SELECT max(id) FROM sends), 0)::bigint AS sends,
-       coalesce((SELECT max(id) FROM events), 0)::bigint AS events,
        coalesce((SELECT max(id) FROM messages), 0)::bigint AS messages,
        coalesce((SELECT max(id) FROM tracking_hits), 0)::bigint AS hits;
 
@@ -121,6 +121,41 @@ WHERE b.account_id = @account_id AND b.sha256 = ANY(@shas::bytea[])
   AND NOT EXISTS (SELECT 1 FROM message_attachments x WHERE x.account_id = b.account_id AND x.sha256 = b.sha256)
   AND NOT EXISTS (SELECT 1 FROM campaign_attachments x WHERE x.account_id = b.account_id AND x.sha256 = b.sha256)
   AND NOT EXISTS (SELECT 1 FROM template_attachments x WHERE x.account_id = b.account_id AND x.sha256 = b.sha256);
+
+-- name: ErasureEventsWindowEnd :one
+-- The end of the next window of events' scan: the id @n rows of events past
+-- @after_id (or the last), 0 when none is left. Event ids step by 1024
+-- (00840_event_batches.sql), so a window of ids would hold few rows.
+SELECT coalesce(max(w.id), 0)::bigint AS upto FROM (
+    SELECT e.id FROM events e WHERE e.id > @after_id ORDER BY e.id LIMIT @n) w;
+
+-- name: ErasureEventBatchesWindowEnd :one
+-- As ErasureEventsWindowEnd, for event_batches (@n batches).
+SELECT coalesce(max(w.first_id), 0)::bigint AS upto FROM (
+    SELECT b.first_id FROM event_batches b WHERE b.first_id > @after_id ORDER BY b.first_id LIMIT @n) w;
+
+-- name: ErasureEventBatchesScrub :one
+-- ErasureEventsScrub for the elements of the event batches (first_id in the
+-- window) of the account: those of the person lose the address; the count is of
+-- elements (events) scrubbed. A batch holds send.* outcomes only, which carry no
+-- name or attributes.
+WITH el AS MATERIALIZED (
+    SELECT b.first_id, u.k, u.data,
+           (u.data::text ~* @pattern::text
+            OR u.data ->> 'send_id' = ANY(@send_ids::text[])
+            OR u.data ->> 'message_id' = ANY(@message_ids::text[])) AS person
+    FROM event_batches b CROSS JOIN LATERAL unnest(b.data) WITH ORDINALITY AS u (data, k)
+    WHERE b.first_id > @after_id::bigint AND b.first_id <= @upto_id::bigint AND b.account_id = @account_id::bigint
+), hit AS (
+    SELECT DISTINCT el.first_id FROM el WHERE el.person
+), scrubbed AS (
+    UPDATE event_batches b
+    SET data = (SELECT array_agg(CASE WHEN el.person THEN regexp_replace(el.data::text, @pattern::text, '', 'gi')::jsonb
+                                      ELSE el.data END ORDER BY el.k)
+                FROM el WHERE el.first_id = b.first_id)
+    WHERE b.first_id IN (SELECT hit.first_id FROM hit) AND b.account_id = @account_id::bigint
+)
+SELECT count(*) FILTER (WHERE el.person) AS n FROM el;
 
 -- name: ErasureEventsScrub :execrows
 -- The person's events in a window of ids keep their type, time and ids, and lose

@@ -8,6 +8,17 @@
 -- below pg_snapshot_xmin(pg_current_snapshot()), the oldest transaction still
 -- running: every row below it is committed or gone for good, so a cursor that moved
 -- past a position can never have skipped a row that commits later.
+--
+-- Events are in two tables: events, a row each, and event_batches, the outcomes
+-- of one acknowledgement (00840_event_batches.sql), whose element i is event
+-- first_id + i - 1. A reader that pages takes the rows and the batches past its
+-- position each in their index order and merges them. Batches never interleave in
+-- that order (an xid's batches hold disjoint, rising windows of ids), so the first
+-- @lim events past a position are among the rows and the fewest leading batches
+-- that hold @lim of them; a batch is expanded only when those before it hold
+-- fewer (its "before" count, a lower bound: a type filter counts 1 for a batch
+-- that has the type, and the one batch that may straddle the position counts 0),
+-- and at most @lim + 1 are read (each past the first holds one at least).
 
 -- name: EventInsert :one
 INSERT INTO events (account_id, type, data)
@@ -28,39 +39,91 @@ SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xid;
 -- stream never sends an event committed after its key's revocation (or its
 -- session's end), however late it hears of it. (Uncorrelated, the checks run once
 -- per statement.)
-SELECT e.id, e.type, e.occurred_at, e.data, e.xid FROM events e
-WHERE e.account_id = @account_id
-  AND (e.xid, e.id) > (@after_xid::bigint, @after_id::bigint)
-  AND e.xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
-  AND (cardinality(@types::text[]) = 0 OR e.type = ANY(@types::text[]))
-  AND (sqlc.narg('api_key_id')::bigint IS NULL OR EXISTS (
+WITH batches AS (
+    SELECT b.first_id, b.xid, b.occurred_at, b.data,
+           coalesce(sum(CASE WHEN (b.xid, b.first_id) <= (@after_xid::bigint, @after_id::bigint) THEN 0
+                             WHEN cardinality(@types::text[]) = 0 THEN b.n ELSE 1 END)
+                    OVER (ORDER BY b.xid, b.first_id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+    FROM (SELECT b.first_id, b.xid, b.occurred_at, b.n, b.data FROM event_batches b
+          WHERE b.account_id = @account_id
+            AND (b.xid, b.first_id) > (@after_xid::bigint, sqlc.arg('after_id')::bigint - 1024)
+            AND b.xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+            AND (cardinality(@types::text[]) = 0 OR b.types && @types::text[])
+          ORDER BY b.xid, b.first_id
+          LIMIT sqlc.arg('lim')::int + 1) b
+)
+SELECT x.id, x.type, x.occurred_at, x.data, x.xid FROM (
+    (SELECT e.id, e.type, e.occurred_at, e.data, e.xid FROM events e
+     WHERE e.account_id = @account_id
+       AND (e.xid, e.id) > (@after_xid::bigint, @after_id::bigint)
+       AND e.xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+       AND (cardinality(@types::text[]) = 0 OR e.type = ANY(@types::text[]))
+     ORDER BY e.xid, e.id
+     LIMIT sqlc.arg('lim')::int)
+    UNION ALL
+    SELECT b.first_id + u.k - 1, 'send.' || (u.data ->> 'status'), b.occurred_at, u.data, b.xid
+    FROM batches b CROSS JOIN LATERAL unnest(b.data) WITH ORDINALITY AS u (data, k)
+    WHERE b.before < sqlc.arg('lim')::int
+      AND (b.xid, b.first_id + u.k - 1) > (@after_xid::bigint, @after_id::bigint)
+      AND (cardinality(@types::text[]) = 0 OR 'send.' || (u.data ->> 'status') = ANY(@types::text[]))
+) x
+WHERE (sqlc.narg('api_key_id')::bigint IS NULL OR EXISTS (
       SELECT 1 FROM api_keys k
       WHERE k.id = sqlc.narg('api_key_id')::bigint AND k.account_id = @account_id AND k.revoked_at IS NULL))
   AND (sqlc.narg('session_id')::bigint IS NULL OR EXISTS (
       SELECT 1 FROM dashboard_sessions s
       WHERE s.id = sqlc.narg('session_id')::bigint AND s.account_id = @account_id))
-ORDER BY e.xid, e.id
-LIMIT @lim;
+ORDER BY x.xid, x.id
+LIMIT sqlc.arg('lim')::int;
 
 -- name: EventListNewest :many
 -- The account's newest events below the horizon, newest first, optionally of some
 -- types only: what a dashboard shows as "recent" (the reading-order listing would
 -- need every older page first). Not a reading position: nothing pages from it.
-SELECT e.id, e.type, e.occurred_at, e.data, e.xid FROM events e
-WHERE e.account_id = @account_id
-  AND e.xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
-  AND (cardinality(@types::text[]) = 0 OR e.type = ANY(@types::text[]))
-ORDER BY e.xid DESC, e.id DESC
-LIMIT @lim;
+WITH batches AS (
+    SELECT b.first_id, b.xid, b.occurred_at, b.data,
+           coalesce(sum(CASE WHEN cardinality(@types::text[]) = 0 THEN b.n ELSE 1 END)
+                    OVER (ORDER BY b.xid DESC, b.first_id DESC ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+    FROM (SELECT b.first_id, b.xid, b.occurred_at, b.n, b.data FROM event_batches b
+          WHERE b.account_id = @account_id
+            AND b.xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+            AND (cardinality(@types::text[]) = 0 OR b.types && @types::text[])
+          ORDER BY b.xid DESC, b.first_id DESC
+          LIMIT sqlc.arg('lim')::int) b
+)
+SELECT x.id, x.type, x.occurred_at, x.data, x.xid FROM (
+    (SELECT e.id, e.type, e.occurred_at, e.data, e.xid FROM events e
+     WHERE e.account_id = @account_id
+       AND e.xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+       AND (cardinality(@types::text[]) = 0 OR e.type = ANY(@types::text[]))
+     ORDER BY e.xid DESC, e.id DESC
+     LIMIT sqlc.arg('lim')::int)
+    UNION ALL
+    SELECT b.first_id + u.k - 1, 'send.' || (u.data ->> 'status'), b.occurred_at, u.data, b.xid
+    FROM batches b CROSS JOIN LATERAL unnest(b.data) WITH ORDINALITY AS u (data, k)
+    WHERE b.before < sqlc.arg('lim')::int
+      AND (cardinality(@types::text[]) = 0 OR 'send.' || (u.data ->> 'status') = ANY(@types::text[]))
+) x
+ORDER BY x.xid DESC, x.id DESC
+LIMIT sqlc.arg('lim')::int;
 
 -- name: EventGetMany :many
--- The events of one delivery. An event past retention is simply missing.
-SELECT id, type, occurred_at, data FROM events
-WHERE account_id = @account_id AND id = ANY(@ids::bigint[])
-ORDER BY id;
-
--- name: EventGet :one
-SELECT id, type, occurred_at, data FROM events WHERE account_id = @account_id AND id = @id;
+-- The events of one delivery. An event past retention is simply missing. An id's
+-- batch is the one with the greatest first_id at or below it, if it holds it.
+SELECT x.id, x.type, x.occurred_at, x.data FROM (
+    SELECT e.id, e.type, e.occurred_at, e.data FROM events e
+    WHERE e.account_id = @account_id AND e.id = ANY(@ids::bigint[])
+    UNION ALL
+    SELECT b.first_id + u.k - 1, 'send.' || (u.data ->> 'status'), b.occurred_at, u.data
+    FROM event_batches b CROSS JOIN LATERAL unnest(b.data) WITH ORDINALITY AS u (data, k)
+    WHERE b.account_id = @account_id
+      AND b.first_id = ANY(ARRAY(
+          SELECT DISTINCT f.first_id FROM unnest(@ids::bigint[]) AS i (id)
+          CROSS JOIN LATERAL (SELECT c.first_id FROM event_batches c WHERE c.first_id <= i.id
+                              ORDER BY c.first_id DESC LIMIT 1) f))
+      AND b.first_id + u.k - 1 = ANY(@ids::bigint[])
+) x
+ORDER BY x.id;
 
 -- name: EventEndpointCreate :one
 -- A new endpoint receives what commits from now on: its cursor starts just below
@@ -158,13 +221,34 @@ WHERE id = @id AND enabled
 FOR UPDATE SKIP LOCKED;
 
 -- name: EventFanoutPick :many
--- The next events past an endpoint's cursor, with their size for batching.
-SELECT id, xid, type, octet_length(data::text)::int AS size FROM events
-WHERE account_id = @account_id
-  AND (xid, id) > (@cursor_xid::bigint, @cursor_id::bigint)
-  AND xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
-ORDER BY xid, id
-LIMIT @lim;
+-- The next events past an endpoint's cursor, with their size for batching; rows
+-- and batches merged as EventListAfter does.
+WITH batches AS (
+    SELECT b.first_id, b.xid, b.data,
+           coalesce(sum(CASE WHEN (b.xid, b.first_id) <= (@cursor_xid::bigint, @cursor_id::bigint) THEN 0 ELSE b.n END)
+                    OVER (ORDER BY b.xid, b.first_id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+    FROM (SELECT b.first_id, b.xid, b.n, b.data FROM event_batches b
+          WHERE b.account_id = @account_id
+            AND (b.xid, b.first_id) > (@cursor_xid::bigint, sqlc.arg('cursor_id')::bigint - 1024)
+            AND b.xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+          ORDER BY b.xid, b.first_id
+          LIMIT sqlc.arg('lim')::int + 1) b
+)
+SELECT x.id, x.xid, x.type, x.size FROM (
+    (SELECT e.id, e.xid, e.type, octet_length(e.data::text)::int AS size FROM events e
+     WHERE e.account_id = @account_id
+       AND (e.xid, e.id) > (@cursor_xid::bigint, @cursor_id::bigint)
+       AND e.xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+     ORDER BY e.xid, e.id
+     LIMIT sqlc.arg('lim')::int)
+    UNION ALL
+    SELECT b.first_id + u.k - 1, b.xid, 'send.' || (u.data ->> 'status'), octet_length(u.data::text)
+    FROM batches b CROSS JOIN LATERAL unnest(b.data) WITH ORDINALITY AS u (data, k)
+    WHERE b.before < sqlc.arg('lim')::int
+      AND (b.xid, b.first_id + u.k - 1) > (@cursor_xid::bigint, @cursor_id::bigint)
+) x
+ORDER BY x.xid, x.id
+LIMIT sqlc.arg('lim')::int;
 
 -- name: EventDeliveryInsertGroups :exec
 -- One delivery per group number: event_ids[i] goes into delivery groups[i].
@@ -186,17 +270,22 @@ UPDATE event_endpoints SET cursor_xid = @cursor_xid, cursor_id = @cursor_id WHER
 -- machinery posts them again, batched as configured.
 UPDATE event_endpoints ep
 SET cursor_xid = f.xid, cursor_id = 0, updated_at = now()
-FROM (SELECT min(e.xid) AS xid FROM events e
-      WHERE e.account_id = @account_id AND e.occurred_at >= @since) f
+FROM (SELECT least((SELECT min(e.xid) FROM events e WHERE e.account_id = @account_id AND e.occurred_at >= @since),
+                   (SELECT min(b.xid) FROM event_batches b
+                    WHERE b.account_id = @account_id AND b.occurred_at >= @since)) AS xid) f
 WHERE ep.account_id = @account_id AND ep.id = @id AND f.xid IS NOT NULL
   AND (f.xid, 0::bigint) < (ep.cursor_xid, ep.cursor_id);
 
 -- name: EventDeliveryInsertOne :one
 -- Redelivery of one event of the account to one of its endpoints.
 INSERT INTO event_deliveries (account_id, endpoint_id, event_ids)
-SELECT e.account_id, ep.id, ARRAY[e.id]
-FROM events e JOIN event_endpoints ep ON ep.account_id = e.account_id AND ep.id = @endpoint_id
-WHERE e.account_id = @account_id AND e.id = @event_id
+SELECT ep.account_id, ep.id, ARRAY[@event_id::bigint]
+FROM event_endpoints ep
+WHERE ep.account_id = @account_id AND ep.id = @endpoint_id
+  AND (EXISTS (SELECT 1 FROM events e WHERE e.account_id = @account_id AND e.id = @event_id::bigint)
+       OR EXISTS (SELECT 1 FROM (SELECT c.account_id, c.first_id, c.n FROM event_batches c
+                                 WHERE c.first_id <= @event_id::bigint ORDER BY c.first_id DESC LIMIT 1) b
+                  WHERE b.account_id = @account_id AND @event_id::bigint < b.first_id + b.n))
 RETURNING id;
 
 -- name: EventClaimEndpoints :many
@@ -403,6 +492,12 @@ WHERE t.token_sha256 = @token_sha256 AND t.expires_at > coalesce(sqlc.narg('now'
 -- Retention, in bounded batches: events, then deliveries, older than @before.
 DELETE FROM events WHERE id IN (
     SELECT e.id FROM events e WHERE e.occurred_at < sqlc.arg('before')::timestamptz ORDER BY e.occurred_at LIMIT 5000);
+
+-- name: EventBatchPurge :execrows
+-- Retention of event batches as of events (up to 100 batches: 100 acknowledgements).
+DELETE FROM event_batches WHERE first_id IN (
+    SELECT b.first_id FROM event_batches b WHERE b.occurred_at < sqlc.arg('before')::timestamptz
+    ORDER BY b.occurred_at LIMIT 100);
 
 -- name: EventDeliveryPurge :execrows
 DELETE FROM event_deliveries WHERE id IN (

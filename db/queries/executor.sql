@@ -122,8 +122,10 @@ LIMIT 1;
 
 -- name: ExecutorRegister :one
 -- A starting executor process's liveness row; its id stamps every row it claims.
-INSERT INTO executors (host, pid, started_at, heartbeat_at)
-VALUES (@host, @pid, coalesce(sqlc.narg('now')::timestamptz, now()), coalesce(sqlc.narg('now')::timestamptz, now()))
+-- This release reads event batches (00840_event_batches.sql): acknowledgements
+-- write them once no registered executor is of an older one.
+INSERT INTO executors (host, pid, started_at, heartbeat_at, reads_event_batches)
+VALUES (@host, @pid, coalesce(sqlc.narg('now')::timestamptz, now()), coalesce(sqlc.narg('now')::timestamptz, now()), true)
 RETURNING id;
 
 -- name: ExecutorHeartbeat :execrows

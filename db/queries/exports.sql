@@ -58,11 +58,31 @@ ORDER BY m.id
 LIMIT @lim;
 
 -- name: ExportEvents :many
--- In the events' reading order (xid, id), on events_account_order_idx.
-SELECT e.id, e.type, e.occurred_at, e.data, e.xid FROM events e
-WHERE e.account_id = @account_id AND (e.xid, e.id) > (@after_xid::bigint, @after_id::bigint)
-ORDER BY e.xid, e.id
-LIMIT @lim;
+-- In the events' reading order (xid, id), on events_account_order_idx and
+-- event_batches_account_order_idx, merged as EventListAfter merges them.
+WITH batches AS (
+    SELECT b.first_id, b.xid, b.occurred_at, b.data,
+           coalesce(sum(CASE WHEN (b.xid, b.first_id) <= (@after_xid::bigint, @after_id::bigint) THEN 0 ELSE b.n END)
+                    OVER (ORDER BY b.xid, b.first_id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+    FROM (SELECT b.first_id, b.xid, b.occurred_at, b.n, b.data FROM event_batches b
+          WHERE b.account_id = @account_id
+            AND (b.xid, b.first_id) > (@after_xid::bigint, sqlc.arg('after_id')::bigint - 1024)
+          ORDER BY b.xid, b.first_id
+          LIMIT sqlc.arg('lim')::int + 1) b
+)
+SELECT x.id, x.type, x.occurred_at, x.data, x.xid FROM (
+    (SELECT e.id, e.type, e.occurred_at, e.data, e.xid FROM events e
+     WHERE e.account_id = @account_id AND (e.xid, e.id) > (@after_xid::bigint, @after_id::bigint)
+     ORDER BY e.xid, e.id
+     LIMIT sqlc.arg('lim')::int)
+    UNION ALL
+    SELECT b.first_id + u.k - 1, 'send.' || (u.data ->> 'status'), b.occurred_at, u.data, b.xid
+    FROM batches b CROSS JOIN LATERAL unnest(b.data) WITH ORDINALITY AS u (data, k)
+    WHERE b.before < sqlc.arg('lim')::int
+      AND (b.xid, b.first_id + u.k - 1) > (@after_xid::bigint, @after_id::bigint)
+) x
+ORDER BY x.xid, x.id
+LIMIT sqlc.arg('lim')::int;
 
 -- name: ExportReadInOrder :exec
 -- For the rest of the export's transaction, sorting is the planner's last resort:

@@ -38,7 +38,7 @@ func (s *Service) Purge(ctx context.Context, id int64, batch int32, pause time.D
 	// Leaves before what they reference: deliveries name events, the sequence log
 	// names enrollments, memberships name subscribers.
 	purges := []func(context.Context, int64, int32) (int64, error){
-		purge(q.AccountPurgeEventDeliveries), purge(q.AccountPurgeEvents), purge(q.AccountPurgeTrackingHits),
+		purge(q.AccountPurgeEventDeliveries), purge(q.AccountPurgeEvents), purge(q.AccountPurgeEventBatches), purge(q.AccountPurgeTrackingHits),
 		purge(q.AccountPurgeEngagementFirsts), purge(q.AccountPurgeSends), purge(q.AccountPurgeMessages),
 		purge(q.AccountPurgeSequenceLog), purge(q.AccountPurgeEnrollments), purge(q.AccountPurgeTrackEvents),
 		purge(q.AccountPurgeListMembers), purge(q.AccountPurgeSuppressions), purge(q.AccountPurgeAuditLog),

@@ -192,7 +192,7 @@ func (s *Service) erase(ctx context.Context, p person, requestedBy string) (Resu
 	}
 	// Events, hits and the sequence data are found through the send rows and the
 	// messages, so they go before those lose the address.
-	if err := s.scrubEvents(ctx, p, max.Events, sends, msgs, c); err != nil {
+	if err := s.scrubEvents(ctx, p, sends, msgs, c); err != nil {
 		return Result{}, err
 	}
 	if err := s.scrubHits(ctx, p, max.Hits, sends, msgs, c); err != nil {
@@ -327,23 +327,50 @@ func (s *Service) findMessages(ctx context.Context, p person, maxID int64) (pers
 	return out, nil
 }
 
-func (s *Service) scrubEvents(ctx context.Context, p person, maxID int64, sends personSends, msgs personMessages, c counts) error {
+// scrubEvents scrubs the person's events, rows and batch elements, in windows of
+// Window rows (of Window/64 batches: a batch holds up to 1,024 events).
+func (s *Service) scrubEvents(ctx context.Context, p person, sends personSends, msgs personMessages, c counts) error {
 	q := store.New(s.pool)
 	var sub *string
 	if p.subscriberID != nil {
 		t := strconv.FormatInt(*p.subscriberID, 10)
 		sub = &t
 	}
-	for after := int64(0); after < maxID; after += s.Window {
+	for after := int64(0); ; {
+		upto, err := q.ErasureEventsWindowEnd(ctx, store.ErasureEventsWindowEndParams{AfterID: after, N: int32(s.Window)})
+		if err != nil || upto == 0 {
+			if err != nil {
+				return fmt.Errorf("erase events: %w", err)
+			}
+			break
+		}
 		n, err := q.ErasureEventsScrub(ctx, store.ErasureEventsScrubParams{Pattern: p.pattern, AfterID: after,
-			UptoID: after + s.Window, AccountID: p.accountID, SendIds: optional.NonNil(sends.idTexts),
+			UptoID: upto, AccountID: p.accountID, SendIds: optional.NonNil(sends.idTexts),
 			MessageIds: optional.NonNil(msgs.toTexts), SubscriberID: sub})
 		if err != nil {
 			return fmt.Errorf("erase events: %w", err)
 		}
 		c.add("events", n)
+		after = upto
 	}
-	return nil
+	for after := int64(0); ; {
+		upto, err := q.ErasureEventBatchesWindowEnd(ctx, store.ErasureEventBatchesWindowEndParams{AfterID: after,
+			N: int32(max(s.Window/64, 1))})
+		if err != nil || upto == 0 {
+			if err != nil {
+				return fmt.Errorf("erase events: %w", err)
+			}
+			return nil
+		}
+		n, err := q.ErasureEventBatchesScrub(ctx, store.ErasureEventBatchesScrubParams{Pattern: p.pattern, AfterID: after,
+			UptoID: upto, AccountID: p.accountID, SendIds: optional.NonNil(sends.idTexts),
+			MessageIds: optional.NonNil(msgs.toTexts)})
+		if err != nil {
+			return fmt.Errorf("erase events: %w", err)
+		}
+		c.add("events", n)
+		after = upto
+	}
 }
 
 func (s *Service) scrubHits(ctx context.Context, p person, maxID int64, sends personSends, msgs personMessages, c counts) error {

@@ -8,9 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/internal/account"
+	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
 )
 
@@ -180,8 +182,8 @@ func TestCrashReclaimDoesNotAdvanceTheSchedule(t *testing.T) {
 	require.LessOrEqual(t, wait, 6*time.Second, "the schedule's first step (5 s ±20 %%), got %s", wait)
 }
 
-// TestEventsOfADeletedAccountGo: deleting an account deletes its events; another
-// account's stay.
+// TestEventsOfADeletedAccountGo: deleting an account deletes its events, rows and
+// batches; another account's stay.
 func TestEventsOfADeletedAccountGo(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
@@ -190,13 +192,18 @@ func TestEventsOfADeletedAccountGo(t *testing.T) {
 	require.NoError(t, err)
 	e.emit(SendSent, map[string]any{"send_id": 1})
 	require.NoError(t, emitFor(ctx, e, other.ID))
+	require.NoError(t, postgres.InTx(ctx, e.pool, func(tx pgx.Tx) error {
+		writeBatch(ctx, t, tx, e.account, "sent", "failed")
+		writeBatch(ctx, t, tx, other.ID, "sent")
+		return nil
+	}))
 	_, err = e.pool.Exec(ctx, `DELETE FROM accounts WHERE id = $1`, e.account)
 	require.NoError(t, err)
 	var gone, kept int
-	require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE account_id = $1), count(*) FILTER (WHERE account_id = $2) FROM events`,
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE account_id = $1), count(*) FILTER (WHERE account_id = $2) FROM all_events`,
 		e.account, other.ID).Scan(&gone, &kept))
 	require.Zero(t, gone, "the deleted account's events")
-	require.Equal(t, 1, kept)
+	require.Equal(t, 2, kept)
 }
 
 // emitFor commits one event of another account.

@@ -260,10 +260,12 @@ func (e commitSent) SafeToRetry() bool { return false }
 func (w *Worker) maintain(ctx context.Context) {
 	q := store.New(w.pool)
 	before := w.clk.Now().Add(-w.opts.Retention)
-	for range 100 {
-		n, err := q.EventPurge(ctx, before)
-		if err != nil || n == 0 {
-			break
+	for _, purge := range []func(context.Context, time.Time) (int64, error){q.EventPurge, q.EventBatchPurge} {
+		for range 100 {
+			n, err := purge(ctx, before)
+			if err != nil || n == 0 {
+				break
+			}
 		}
 	}
 	for range 100 {

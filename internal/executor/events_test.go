@@ -16,10 +16,11 @@ import (
 	"github.com/sendonce/sendonce/internal/testfactory"
 )
 
-// sendEvents returns, per send id of the campaign, the types of its send.* events.
+// sendEvents returns, per send id of the campaign, the types of its send.* events
+// (rows and event batches' elements).
 func (f fixture) sendEvents(campaign int64) map[int64][]string {
 	f.t.Helper()
-	rows, err := f.pool.Query(context.Background(), `SELECT (data->>'send_id')::bigint, type FROM events
+	rows, err := f.pool.Query(context.Background(), `SELECT (data->>'send_id')::bigint, type FROM all_events
 		WHERE type LIKE 'send.%' AND (data->>'campaign_id')::bigint = $1 ORDER BY id`, campaign)
 	require.NoError(f.t, err)
 	defer rows.Close()
@@ -54,12 +55,27 @@ func (f fixture) finalSends(campaign int64) map[int64]string {
 // temporary ones that succeed on retry ends with exactly one send.* event per
 // recipient, of the row's final status (a retry writes none), plus one
 // campaign.started and one campaign.sent, all written by the executor's own
-// statements.
+// statements. The acknowledgements write them as event batches, one per
+// acknowledgement; with an executor of an older release registered (one that
+// does not read batches) as a row each.
 func TestSendEventsMatchTheSendRows(t *testing.T) {
 	t.Parallel()
+	for _, older := range []bool{false, true} {
+		t.Run(map[bool]string{false: "batches", true: "beside an older release"}[older], func(t *testing.T) {
+			t.Parallel()
+			sendEventsMatchTheSendRows(t, older)
+		})
+	}
+}
+
+func sendEventsMatchTheSendRows(t *testing.T, older bool) {
 	pool := dbtest.New(t)
 	f := fixture{t, pool}
 	acct := f.account("a")
+	if older {
+		_, err := pool.Exec(context.Background(), `INSERT INTO executors (host, pid) VALUES ('older', 1)`)
+		require.NoError(t, err)
+	}
 	f.subscribers(acct, "s", 200, "confirmed")
 	c := f.campaign(acct, nil, "skip", time.Now().Add(-time.Minute))
 	fake := newFake(true)
@@ -91,6 +107,18 @@ func TestSendEventsMatchTheSendRows(t *testing.T) {
 	require.EqualValues(t, 1, f.int64(`SELECT count(*) FROM events WHERE type = 'campaign.sent'
 		AND (data->>'campaign_id')::bigint = $1`, c))
 	require.EqualValues(t, 0, f.int64(`SELECT count(*) FROM events WHERE account_id <> $1`, acct))
+	rows, batches := f.int64(`SELECT count(*) FROM events WHERE type LIKE 'send.%'`),
+		f.int64(`SELECT count(*) FROM event_batches`)
+	if older {
+		require.EqualValues(t, 200, rows)
+		require.Zero(t, batches)
+	} else {
+		require.Zero(t, rows)
+		require.Positive(t, batches)
+		require.EqualValues(t, 200, f.int64(`SELECT sum(n) FROM event_batches`))
+		require.EqualValues(t, batches, f.int64(`SELECT count(DISTINCT xid) FROM event_batches`),
+			"one batch per acknowledgement")
+	}
 }
 
 // TestClaimAndRescueWriteTheirEvents: a row found suppressed at claim gets

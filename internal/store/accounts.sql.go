@@ -250,6 +250,24 @@ func (q *Queries) AccountPurgeEnrollments(ctx context.Context, arg AccountPurgeE
 	return result.RowsAffected(), nil
 }
 
+const accountPurgeEventBatches = `-- name: AccountPurgeEventBatches :execrows
+DELETE FROM event_batches WHERE first_id IN (
+    SELECT b.first_id FROM event_batches b WHERE b.account_id = $1 LIMIT $2)
+`
+
+type AccountPurgeEventBatchesParams struct {
+	AccountID int64
+	N         int32
+}
+
+func (q *Queries) AccountPurgeEventBatches(ctx context.Context, arg AccountPurgeEventBatchesParams) (int64, error) {
+	result, err := q.db.Exec(ctx, accountPurgeEventBatches, arg.AccountID, arg.N)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const accountPurgeEventDeliveries = `-- name: AccountPurgeEventDeliveries :execrows
 DELETE FROM event_deliveries WHERE id IN (SELECT d.id FROM event_deliveries d WHERE d.account_id = $1 LIMIT $2)
 `

@@ -103,6 +103,71 @@ func (q *Queries) ErasureEnrollmentsScrub(ctx context.Context, arg ErasureEnroll
 	return result.RowsAffected(), nil
 }
 
+const erasureEventBatchesScrub = `-- name: ErasureEventBatchesScrub :one
+WITH el AS MATERIALIZED (
+    SELECT b.first_id, u.k, u.data,
+           (u.data::text ~* $1::text
+            OR u.data ->> 'send_id' = ANY($2::text[])
+            OR u.data ->> 'message_id' = ANY($3::text[])) AS person
+    FROM event_batches b CROSS JOIN LATERAL unnest(b.data) WITH ORDINALITY AS u (data, k)
+    WHERE b.first_id > $4::bigint AND b.first_id <= $5::bigint AND b.account_id = $6::bigint
+), hit AS (
+    SELECT DISTINCT el.first_id FROM el WHERE el.person
+), scrubbed AS (
+    UPDATE event_batches b
+    SET data = (SELECT array_agg(CASE WHEN el.person THEN regexp_replace(el.data::text, $1::text, '', 'gi')::jsonb
+                                      ELSE el.data END ORDER BY el.k)
+                FROM el WHERE el.first_id = b.first_id)
+    WHERE b.first_id IN (SELECT hit.first_id FROM hit) AND b.account_id = $6::bigint
+)
+SELECT count(*) FILTER (WHERE el.person) AS n FROM el
+`
+
+type ErasureEventBatchesScrubParams struct {
+	Pattern    string
+	SendIds    []string
+	MessageIds []string
+	AfterID    int64
+	UptoID     int64
+	AccountID  int64
+}
+
+// ErasureEventsScrub for the elements of the event batches (first_id in the
+// window) of the account: those of the person lose the address; the count is of
+// elements (events) scrubbed. A batch holds send.* outcomes only, which carry no
+// name or attributes.
+func (q *Queries) ErasureEventBatchesScrub(ctx context.Context, arg ErasureEventBatchesScrubParams) (int64, error) {
+	row := q.db.QueryRow(ctx, erasureEventBatchesScrub,
+		arg.Pattern,
+		arg.SendIds,
+		arg.MessageIds,
+		arg.AfterID,
+		arg.UptoID,
+		arg.AccountID,
+	)
+	var n int64
+	err := row.Scan(&n)
+	return n, err
+}
+
+const erasureEventBatchesWindowEnd = `-- name: ErasureEventBatchesWindowEnd :one
+SELECT coalesce(max(w.first_id), 0)::bigint AS upto FROM (
+    SELECT b.first_id FROM event_batches b WHERE b.first_id > $1 ORDER BY b.first_id LIMIT $2) w
+`
+
+type ErasureEventBatchesWindowEndParams struct {
+	AfterID int64
+	N       int32
+}
+
+// As ErasureEventsWindowEnd, for event_batches (@n batches).
+func (q *Queries) ErasureEventBatchesWindowEnd(ctx context.Context, arg ErasureEventBatchesWindowEndParams) (int64, error) {
+	row := q.db.QueryRow(ctx, erasureEventBatchesWindowEnd, arg.AfterID, arg.N)
+	var upto int64
+	err := row.Scan(&upto)
+	return upto, err
+}
+
 const erasureEventsScrub = `-- name: ErasureEventsScrub :execrows
 UPDATE events e
 SET data = CASE WHEN e.type LIKE 'campaign.%' THEN d.scrubbed ELSE d.scrubbed - 'name' - 'attributes' - 'to_name' END
@@ -147,6 +212,26 @@ func (q *Queries) ErasureEventsScrub(ctx context.Context, arg ErasureEventsScrub
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const erasureEventsWindowEnd = `-- name: ErasureEventsWindowEnd :one
+SELECT coalesce(max(w.id), 0)::bigint AS upto FROM (
+    SELECT e.id FROM events e WHERE e.id > $1 ORDER BY e.id LIMIT $2) w
+`
+
+type ErasureEventsWindowEndParams struct {
+	AfterID int64
+	N       int32
+}
+
+// The end of the next window of events' scan: the id @n rows of events past
+// @after_id (or the last), 0 when none is left. Event ids step by 1024
+// (00840_event_batches.sql), so a window of ids would hold few rows.
+func (q *Queries) ErasureEventsWindowEnd(ctx context.Context, arg ErasureEventsWindowEndParams) (int64, error) {
+	row := q.db.QueryRow(ctx, erasureEventsWindowEnd, arg.AfterID, arg.N)
+	var upto int64
+	err := row.Scan(&upto)
+	return upto, err
 }
 
 const erasureGet = `-- name: ErasureGet :one
@@ -237,28 +322,22 @@ func (q *Queries) ErasureIdempotencyDelete(ctx context.Context, arg ErasureIdemp
 
 const erasureMaxIDs = `-- name: ErasureMaxIDs :one
 SELECT coalesce((SELECT max(id) FROM sends), 0)::bigint AS sends,
-       coalesce((SELECT max(id) FROM events), 0)::bigint AS events,
        coalesce((SELECT max(id) FROM messages), 0)::bigint AS messages,
        coalesce((SELECT max(id) FROM tracking_hits), 0)::bigint AS hits
 `
 
 type ErasureMaxIDsRow struct {
 	Sends    int64
-	Events   int64
 	Messages int64
 	Hits     int64
 }
 
 // The upper bounds of the windowed scans.
+// (Events are scanned in windows of rows instead: ErasureEventsWindowEnd.)
 func (q *Queries) ErasureMaxIDs(ctx context.Context) (ErasureMaxIDsRow, error) {
 	row := q.db.QueryRow(ctx, erasureMaxIDs)
 	var i ErasureMaxIDsRow
-	err := row.Scan(
-		&i.Sends,
-		&i.Events,
-		&i.Messages,
-		&i.Hits,
-	)
+	err := row.Scan(&i.Sends, &i.Messages, &i.Hits)
 	return i, err
 }
 

@@ -13,6 +13,21 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const eventBatchPurge = `-- name: EventBatchPurge :execrows
+DELETE FROM event_batches WHERE first_id IN (
+    SELECT b.first_id FROM event_batches b WHERE b.occurred_at < $1::timestamptz
+    ORDER BY b.occurred_at LIMIT 100)
+`
+
+// Retention of event batches as of events (up to 100 batches: 100 acknowledgements).
+func (q *Queries) EventBatchPurge(ctx context.Context, before time.Time) (int64, error) {
+	result, err := q.db.Exec(ctx, eventBatchPurge, before)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const eventClaimEndpoints = `-- name: EventClaimEndpoints :many
 WITH cand AS (
     SELECT ep.id, ep.last_claimed_at,
@@ -266,21 +281,25 @@ func (q *Queries) EventDeliveryInsertGroups(ctx context.Context, arg EventDelive
 
 const eventDeliveryInsertOne = `-- name: EventDeliveryInsertOne :one
 INSERT INTO event_deliveries (account_id, endpoint_id, event_ids)
-SELECT e.account_id, ep.id, ARRAY[e.id]
-FROM events e JOIN event_endpoints ep ON ep.account_id = e.account_id AND ep.id = $1
-WHERE e.account_id = $2 AND e.id = $3
+SELECT ep.account_id, ep.id, ARRAY[$1::bigint]
+FROM event_endpoints ep
+WHERE ep.account_id = $2 AND ep.id = $3
+  AND (EXISTS (SELECT 1 FROM events e WHERE e.account_id = $2 AND e.id = $1::bigint)
+       OR EXISTS (SELECT 1 FROM (SELECT c.account_id, c.first_id, c.n FROM event_batches c
+                                 WHERE c.first_id <= $1::bigint ORDER BY c.first_id DESC LIMIT 1) b
+                  WHERE b.account_id = $2 AND $1::bigint < b.first_id + b.n))
 RETURNING id
 `
 
 type EventDeliveryInsertOneParams struct {
-	EndpointID int64
-	AccountID  int64
 	EventID    int64
+	AccountID  int64
+	EndpointID int64
 }
 
 // Redelivery of one event of the account to one of its endpoints.
 func (q *Queries) EventDeliveryInsertOne(ctx context.Context, arg EventDeliveryInsertOneParams) (int64, error) {
-	row := q.db.QueryRow(ctx, eventDeliveryInsertOne, arg.EndpointID, arg.AccountID, arg.EventID)
+	row := q.db.QueryRow(ctx, eventDeliveryInsertOne, arg.EventID, arg.AccountID, arg.EndpointID)
 	var id int64
 	err := row.Scan(&id)
 	return id, err
@@ -825,8 +844,9 @@ func (q *Queries) EventEndpointPreviousExpiry(ctx context.Context, endpointID in
 const eventEndpointRewind = `-- name: EventEndpointRewind :execrows
 UPDATE event_endpoints ep
 SET cursor_xid = f.xid, cursor_id = 0, updated_at = now()
-FROM (SELECT min(e.xid) AS xid FROM events e
-      WHERE e.account_id = $1 AND e.occurred_at >= $3) f
+FROM (SELECT least((SELECT min(e.xid) FROM events e WHERE e.account_id = $1 AND e.occurred_at >= $3),
+                   (SELECT min(b.xid) FROM event_batches b
+                    WHERE b.account_id = $1 AND b.occurred_at >= $3)) AS xid) f
 WHERE ep.account_id = $1 AND ep.id = $2 AND f.xid IS NOT NULL
   AND (f.xid, 0::bigint) < (ep.cursor_xid, ep.cursor_id)
 `
@@ -1003,12 +1023,32 @@ func (q *Queries) EventEndpointsBehind(ctx context.Context) ([]int64, error) {
 }
 
 const eventFanoutPick = `-- name: EventFanoutPick :many
-SELECT id, xid, type, octet_length(data::text)::int AS size FROM events
-WHERE account_id = $1
-  AND (xid, id) > ($2::bigint, $3::bigint)
-  AND xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
-ORDER BY xid, id
-LIMIT $4
+WITH batches AS (
+    SELECT b.first_id, b.xid, b.data,
+           coalesce(sum(CASE WHEN (b.xid, b.first_id) <= ($2::bigint, $3::bigint) THEN 0 ELSE b.n END)
+                    OVER (ORDER BY b.xid, b.first_id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+    FROM (SELECT b.first_id, b.xid, b.n, b.data FROM event_batches b
+          WHERE b.account_id = $1
+            AND (b.xid, b.first_id) > ($2::bigint, $3::bigint - 1024)
+            AND b.xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+          ORDER BY b.xid, b.first_id
+          LIMIT $4::int + 1) b
+)
+SELECT x.id, x.xid, x.type, x.size FROM (
+    (SELECT e.id, e.xid, e.type, octet_length(e.data::text)::int AS size FROM events e
+     WHERE e.account_id = $1
+       AND (e.xid, e.id) > ($2::bigint, $3::bigint)
+       AND e.xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+     ORDER BY e.xid, e.id
+     LIMIT $4::int)
+    UNION ALL
+    SELECT b.first_id + u.k - 1, b.xid, 'send.' || (u.data ->> 'status'), octet_length(u.data::text)
+    FROM batches b CROSS JOIN LATERAL unnest(b.data) WITH ORDINALITY AS u (data, k)
+    WHERE b.before < $4::int
+      AND (b.xid, b.first_id + u.k - 1) > ($2::bigint, $3::bigint)
+) x
+ORDER BY x.xid, x.id
+LIMIT $4::int
 `
 
 type EventFanoutPickParams struct {
@@ -1025,7 +1065,8 @@ type EventFanoutPickRow struct {
 	Size int32
 }
 
-// The next events past an endpoint's cursor, with their size for batching.
+// The next events past an endpoint's cursor, with their size for batching; rows
+// and batches merged as EventListAfter does.
 func (q *Queries) EventFanoutPick(ctx context.Context, arg EventFanoutPickParams) ([]EventFanoutPickRow, error) {
 	rows, err := q.db.Query(ctx, eventFanoutPick,
 		arg.AccountID,
@@ -1056,38 +1097,21 @@ func (q *Queries) EventFanoutPick(ctx context.Context, arg EventFanoutPickParams
 	return items, nil
 }
 
-const eventGet = `-- name: EventGet :one
-SELECT id, type, occurred_at, data FROM events WHERE account_id = $1 AND id = $2
-`
-
-type EventGetParams struct {
-	AccountID int64
-	ID        int64
-}
-
-type EventGetRow struct {
-	ID         int64
-	Type       string
-	OccurredAt time.Time
-	Data       json.RawMessage
-}
-
-func (q *Queries) EventGet(ctx context.Context, arg EventGetParams) (EventGetRow, error) {
-	row := q.db.QueryRow(ctx, eventGet, arg.AccountID, arg.ID)
-	var i EventGetRow
-	err := row.Scan(
-		&i.ID,
-		&i.Type,
-		&i.OccurredAt,
-		&i.Data,
-	)
-	return i, err
-}
-
 const eventGetMany = `-- name: EventGetMany :many
-SELECT id, type, occurred_at, data FROM events
-WHERE account_id = $1 AND id = ANY($2::bigint[])
-ORDER BY id
+SELECT x.id, x.type, x.occurred_at, x.data FROM (
+    SELECT e.id, e.type, e.occurred_at, e.data FROM events e
+    WHERE e.account_id = $1 AND e.id = ANY($2::bigint[])
+    UNION ALL
+    SELECT b.first_id + u.k - 1, 'send.' || (u.data ->> 'status'), b.occurred_at, u.data
+    FROM event_batches b CROSS JOIN LATERAL unnest(b.data) WITH ORDINALITY AS u (data, k)
+    WHERE b.account_id = $1
+      AND b.first_id = ANY(ARRAY(
+          SELECT DISTINCT f.first_id FROM unnest($2::bigint[]) AS i (id)
+          CROSS JOIN LATERAL (SELECT c.first_id FROM event_batches c WHERE c.first_id <= i.id
+                              ORDER BY c.first_id DESC LIMIT 1) f))
+      AND b.first_id + u.k - 1 = ANY($2::bigint[])
+) x
+ORDER BY x.id
 `
 
 type EventGetManyParams struct {
@@ -1102,7 +1126,8 @@ type EventGetManyRow struct {
 	Data       json.RawMessage
 }
 
-// The events of one delivery. An event past retention is simply missing.
+// The events of one delivery. An event past retention is simply missing. An id's
+// batch is the one with the greatest first_id at or below it, if it holds it.
 func (q *Queries) EventGetMany(ctx context.Context, arg EventGetManyParams) ([]EventGetManyRow, error) {
 	rows, err := q.db.Query(ctx, eventGetMany, arg.AccountID, arg.Ids)
 	if err != nil {
@@ -1163,6 +1188,17 @@ type EventInsertParams struct {
 // below pg_snapshot_xmin(pg_current_snapshot()), the oldest transaction still
 // running: every row below it is committed or gone for good, so a cursor that moved
 // past a position can never have skipped a row that commits later.
+//
+// Events are in two tables: events, a row each, and event_batches, the outcomes
+// of one acknowledgement (00840_event_batches.sql), whose element i is event
+// first_id + i - 1. A reader that pages takes the rows and the batches past its
+// position each in their index order and merges them. Batches never interleave in
+// that order (an xid's batches hold disjoint, rising windows of ids), so the first
+// @lim events past a position are among the rows and the fewest leading batches
+// that hold @lim of them; a batch is expanded only when those before it hold
+// fewer (its "before" count, a lower bound: a type filter counts 1 for a batch
+// that has the type, and the one batch that may straddle the position counts 0),
+// and at most @lim + 1 are read (each past the first holds one at least).
 func (q *Queries) EventInsert(ctx context.Context, arg EventInsertParams) (int64, error) {
 	row := q.db.QueryRow(ctx, eventInsert, arg.AccountID, arg.Type, arg.Data)
 	var id int64
@@ -1171,19 +1207,42 @@ func (q *Queries) EventInsert(ctx context.Context, arg EventInsertParams) (int64
 }
 
 const eventListAfter = `-- name: EventListAfter :many
-SELECT e.id, e.type, e.occurred_at, e.data, e.xid FROM events e
-WHERE e.account_id = $1
-  AND (e.xid, e.id) > ($2::bigint, $3::bigint)
-  AND e.xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
-  AND (cardinality($4::text[]) = 0 OR e.type = ANY($4::text[]))
-  AND ($5::bigint IS NULL OR EXISTS (
+WITH batches AS (
+    SELECT b.first_id, b.xid, b.occurred_at, b.data,
+           coalesce(sum(CASE WHEN (b.xid, b.first_id) <= ($2::bigint, $3::bigint) THEN 0
+                             WHEN cardinality($4::text[]) = 0 THEN b.n ELSE 1 END)
+                    OVER (ORDER BY b.xid, b.first_id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+    FROM (SELECT b.first_id, b.xid, b.occurred_at, b.n, b.data FROM event_batches b
+          WHERE b.account_id = $1
+            AND (b.xid, b.first_id) > ($2::bigint, $3::bigint - 1024)
+            AND b.xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+            AND (cardinality($4::text[]) = 0 OR b.types && $4::text[])
+          ORDER BY b.xid, b.first_id
+          LIMIT $5::int + 1) b
+)
+SELECT x.id, x.type, x.occurred_at, x.data, x.xid FROM (
+    (SELECT e.id, e.type, e.occurred_at, e.data, e.xid FROM events e
+     WHERE e.account_id = $1
+       AND (e.xid, e.id) > ($2::bigint, $3::bigint)
+       AND e.xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+       AND (cardinality($4::text[]) = 0 OR e.type = ANY($4::text[]))
+     ORDER BY e.xid, e.id
+     LIMIT $5::int)
+    UNION ALL
+    SELECT b.first_id + u.k - 1, 'send.' || (u.data ->> 'status'), b.occurred_at, u.data, b.xid
+    FROM batches b CROSS JOIN LATERAL unnest(b.data) WITH ORDINALITY AS u (data, k)
+    WHERE b.before < $5::int
+      AND (b.xid, b.first_id + u.k - 1) > ($2::bigint, $3::bigint)
+      AND (cardinality($4::text[]) = 0 OR 'send.' || (u.data ->> 'status') = ANY($4::text[]))
+) x
+WHERE ($6::bigint IS NULL OR EXISTS (
       SELECT 1 FROM api_keys k
-      WHERE k.id = $5::bigint AND k.account_id = $1 AND k.revoked_at IS NULL))
-  AND ($6::bigint IS NULL OR EXISTS (
+      WHERE k.id = $6::bigint AND k.account_id = $1 AND k.revoked_at IS NULL))
+  AND ($7::bigint IS NULL OR EXISTS (
       SELECT 1 FROM dashboard_sessions s
-      WHERE s.id = $6::bigint AND s.account_id = $1))
-ORDER BY e.xid, e.id
-LIMIT $7
+      WHERE s.id = $7::bigint AND s.account_id = $1))
+ORDER BY x.xid, x.id
+LIMIT $5::int
 `
 
 type EventListAfterParams struct {
@@ -1191,9 +1250,9 @@ type EventListAfterParams struct {
 	AfterXid  int64
 	AfterID   int64
 	Types     []string
+	Lim       int32
 	ApiKeyID  *int64
 	SessionID *int64
-	Lim       int32
 }
 
 type EventListAfterRow struct {
@@ -1219,9 +1278,9 @@ func (q *Queries) EventListAfter(ctx context.Context, arg EventListAfterParams) 
 		arg.AfterXid,
 		arg.AfterID,
 		arg.Types,
+		arg.Lim,
 		arg.ApiKeyID,
 		arg.SessionID,
-		arg.Lim,
 	)
 	if err != nil {
 		return nil, err
@@ -1248,12 +1307,32 @@ func (q *Queries) EventListAfter(ctx context.Context, arg EventListAfterParams) 
 }
 
 const eventListNewest = `-- name: EventListNewest :many
-SELECT e.id, e.type, e.occurred_at, e.data, e.xid FROM events e
-WHERE e.account_id = $1
-  AND e.xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
-  AND (cardinality($2::text[]) = 0 OR e.type = ANY($2::text[]))
-ORDER BY e.xid DESC, e.id DESC
-LIMIT $3
+WITH batches AS (
+    SELECT b.first_id, b.xid, b.occurred_at, b.data,
+           coalesce(sum(CASE WHEN cardinality($2::text[]) = 0 THEN b.n ELSE 1 END)
+                    OVER (ORDER BY b.xid DESC, b.first_id DESC ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+    FROM (SELECT b.first_id, b.xid, b.occurred_at, b.n, b.data FROM event_batches b
+          WHERE b.account_id = $1
+            AND b.xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+            AND (cardinality($2::text[]) = 0 OR b.types && $2::text[])
+          ORDER BY b.xid DESC, b.first_id DESC
+          LIMIT $3::int) b
+)
+SELECT x.id, x.type, x.occurred_at, x.data, x.xid FROM (
+    (SELECT e.id, e.type, e.occurred_at, e.data, e.xid FROM events e
+     WHERE e.account_id = $1
+       AND e.xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+       AND (cardinality($2::text[]) = 0 OR e.type = ANY($2::text[]))
+     ORDER BY e.xid DESC, e.id DESC
+     LIMIT $3::int)
+    UNION ALL
+    SELECT b.first_id + u.k - 1, 'send.' || (u.data ->> 'status'), b.occurred_at, u.data, b.xid
+    FROM batches b CROSS JOIN LATERAL unnest(b.data) WITH ORDINALITY AS u (data, k)
+    WHERE b.before < $3::int
+      AND (cardinality($2::text[]) = 0 OR 'send.' || (u.data ->> 'status') = ANY($2::text[]))
+) x
+ORDER BY x.xid DESC, x.id DESC
+LIMIT $3::int
 `
 
 type EventListNewestParams struct {

@@ -352,8 +352,8 @@ func (q *Queries) ExecutorHeartbeat(ctx context.Context, arg ExecutorHeartbeatPa
 }
 
 const executorRegister = `-- name: ExecutorRegister :one
-INSERT INTO executors (host, pid, started_at, heartbeat_at)
-VALUES ($1, $2, coalesce($3::timestamptz, now()), coalesce($3::timestamptz, now()))
+INSERT INTO executors (host, pid, started_at, heartbeat_at, reads_event_batches)
+VALUES ($1, $2, coalesce($3::timestamptz, now()), coalesce($3::timestamptz, now()), true)
 RETURNING id
 `
 
@@ -364,6 +364,8 @@ type ExecutorRegisterParams struct {
 }
 
 // A starting executor process's liveness row; its id stamps every row it claims.
+// This release reads event batches (00840_event_batches.sql): acknowledgements
+// write them once no registered executor is of an older one.
 func (q *Queries) ExecutorRegister(ctx context.Context, arg ExecutorRegisterParams) (int64, error) {
 	row := q.db.QueryRow(ctx, executorRegister, arg.Host, arg.Pid, arg.Now)
 	var id int64

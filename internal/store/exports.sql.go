@@ -106,10 +106,29 @@ func (q *Queries) ExportCampaignRecipients(ctx context.Context, arg ExportCampai
 }
 
 const exportEvents = `-- name: ExportEvents :many
-SELECT e.id, e.type, e.occurred_at, e.data, e.xid FROM events e
-WHERE e.account_id = $1 AND (e.xid, e.id) > ($2::bigint, $3::bigint)
-ORDER BY e.xid, e.id
-LIMIT $4
+WITH batches AS (
+    SELECT b.first_id, b.xid, b.occurred_at, b.data,
+           coalesce(sum(CASE WHEN (b.xid, b.first_id) <= ($2::bigint, $3::bigint) THEN 0 ELSE b.n END)
+                    OVER (ORDER BY b.xid, b.first_id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+    FROM (SELECT b.first_id, b.xid, b.occurred_at, b.n, b.data FROM event_batches b
+          WHERE b.account_id = $1
+            AND (b.xid, b.first_id) > ($2::bigint, $3::bigint - 1024)
+          ORDER BY b.xid, b.first_id
+          LIMIT $4::int + 1) b
+)
+SELECT x.id, x.type, x.occurred_at, x.data, x.xid FROM (
+    (SELECT e.id, e.type, e.occurred_at, e.data, e.xid FROM events e
+     WHERE e.account_id = $1 AND (e.xid, e.id) > ($2::bigint, $3::bigint)
+     ORDER BY e.xid, e.id
+     LIMIT $4::int)
+    UNION ALL
+    SELECT b.first_id + u.k - 1, 'send.' || (u.data ->> 'status'), b.occurred_at, u.data, b.xid
+    FROM batches b CROSS JOIN LATERAL unnest(b.data) WITH ORDINALITY AS u (data, k)
+    WHERE b.before < $4::int
+      AND (b.xid, b.first_id + u.k - 1) > ($2::bigint, $3::bigint)
+) x
+ORDER BY x.xid, x.id
+LIMIT $4::int
 `
 
 type ExportEventsParams struct {
@@ -127,7 +146,8 @@ type ExportEventsRow struct {
 	Xid        int64
 }
 
-// In the events' reading order (xid, id), on events_account_order_idx.
+// In the events' reading order (xid, id), on events_account_order_idx and
+// event_batches_account_order_idx, merged as EventListAfter merges them.
 func (q *Queries) ExportEvents(ctx context.Context, arg ExportEventsParams) ([]ExportEventsRow, error) {
 	rows, err := q.db.Query(ctx, exportEvents,
 		arg.AccountID,

@@ -59,6 +59,15 @@ type AccountSso struct {
 	UpdatedAt      time.Time
 }
 
+type AllEvent struct {
+	ID         int64
+	AccountID  int64
+	Type       string
+	OccurredAt time.Time
+	Data       json.RawMessage
+	Xid        int64
+}
+
 type ApiKey struct {
 	ID          int64
 	AccountID   int64
@@ -306,6 +315,16 @@ type Event struct {
 	Xid        int64
 }
 
+type EventBatch struct {
+	FirstID    int64
+	AccountID  int64
+	Xid        int64
+	OccurredAt time.Time
+	N          int32
+	Types      []string
+	Data       []json.RawMessage
+}
+
 type EventDelivery struct {
 	ID             int64
 	AccountID      int64
@@ -359,11 +378,12 @@ type EventStreamToken struct {
 }
 
 type Executor struct {
-	ID          int64
-	Host        string
-	Pid         int32
-	StartedAt   time.Time
-	HeartbeatAt time.Time
+	ID                int64
+	Host              string
+	Pid               int32
+	StartedAt         time.Time
+	HeartbeatAt       time.Time
+	ReadsEventBatches bool
 }
 
 type IdempotencyKey struct {

@@ -91,19 +91,39 @@ RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.email_l
     WHERE a.status = 'sent'
     GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
     ON CONFLICT (account_id, day, kind) DO UPDATE SET sent = account_day_counts.sent + excluded.sent
-), outcome_events AS (
+), outcome AS (
     -- A transactional message's row keeps the message id in subscriber_id: its
     -- event names it message_id (and no subscriber), by the row's job id form.
-    INSERT INTO events (account_id, type, occurred_at, data)
-    SELECT a.account_id, 'send.' || a.status, coalesce($8::timestamptz, now()),
+    SELECT a.account_id, a.id, 'send.' || a.status AS type,
            jsonb_build_object('campaign_id', a.campaign_id, 'send_id', a.id,
                               'email', a.email, 'status', a.status, 'attempts', a.attempts,
                               'provider_message_id', a.provider_message_id, 'error', left(a.last_error, 500),
                               'sender_id', a.via_sender_id)
            || CASE WHEN a.job_id LIKE 'message:%' THEN jsonb_build_object('message_id', a.subscriber_id)
-                   ELSE jsonb_build_object('subscriber_id', a.subscriber_id) END
+                   ELSE jsonb_build_object('subscriber_id', a.subscriber_id) END AS data,
+           -- Batches of at most 1024 (an id window) per account, in send id order.
+           (row_number() OVER (PARTITION BY a.account_id ORDER BY a.id) - 1) / 1024 AS chunk
     FROM acked a
     WHERE a.status IN ('sent', 'failed', 'unknown')
+), batched AS (
+    -- One event_batches row per account (and 1,024 outcomes) once every registered
+    -- executor reads them; a row per event while one does not (an older release
+    -- beside this one: 00840_event_batches.sql).
+    SELECT NOT EXISTS (SELECT 1 FROM executors x WHERE NOT x.reads_event_batches) AS yes
+), outcome_batches AS (
+    INSERT INTO event_batches (first_id, account_id, occurred_at, n, types, data)
+    SELECT nextval('events_id_seq'), o.account_id, coalesce($8::timestamptz, now()), count(*),
+           array_agg(DISTINCT o.type ORDER BY o.type), array_agg(o.data ORDER BY o.id)
+    FROM outcome o
+    WHERE (SELECT b.yes FROM batched b)
+    GROUP BY o.account_id, o.chunk
+    ORDER BY o.account_id, o.chunk
+), outcome_events AS (
+    INSERT INTO events (account_id, type, occurred_at, data)
+    SELECT o.account_id, o.type, coalesce($8::timestamptz, now()), o.data
+    FROM outcome o
+    WHERE NOT (SELECT b.yes FROM batched b)
+    ORDER BY o.account_id, o.id
 )
 SELECT count(*) FROM acked
 `

@@ -235,7 +235,7 @@ func TestMessageSuppressionByCategory(t *testing.T) {
 	for key, id := range ids {
 		wantEvents[id] = "send." + want[key]
 	}
-	rows, err := e.pool.Query(ctx, `SELECT type, coalesce((data->>'message_id')::bigint, 0), data ? 'subscriber_id' FROM events
+	rows, err := e.pool.Query(ctx, `SELECT type, coalesce((data->>'message_id')::bigint, 0), data ? 'subscriber_id' FROM all_events
 		WHERE account_id = $1 AND type LIKE 'send.%'`, e.account)
 	require.NoError(t, err)
 	for rows.Next() {
