@@ -179,6 +179,57 @@ func TestAckPlanLinearInItsRows(t *testing.T) {
 	require.EqualValues(t, 500, f.int64(`SELECT count(*) FROM sends WHERE campaign_id = $1 AND status = 'sent'`, next))
 }
 
+// TestReleasePlanLinearInItsRows: SendReleaseMany (a shutdown's release, and the
+// release of every row a pacing or warm-up hold kept back) on the plan cached on a
+// settled table, as TestAckPlanLinearInItsRows for the acknowledgement: 500 rows
+// released, the list of them read once, sends looked up by id.
+func TestReleasePlanLinearInItsRows(t *testing.T) {
+	t.Parallel()
+	f, one := planFixture(t)
+	ctx := context.Background()
+	acct := f.account("a")
+	f.subscribers(acct, "s", 6000, "confirmed")
+	settled := f.campaign(acct, nil, "skip", time.Now().Add(-time.Minute))
+	require.EqualValues(t, 6000, f.start(settled))
+	e := newExecutor(t, one, newFake(true), Config{})
+	for range 11 {
+		claimAndAck(t, e, settled, 500)
+	}
+	f.exec(`ANALYZE sends`) // every row sent
+	next := f.campaign(acct, nil, "skip", time.Now().Add(-time.Minute))
+	require.EqualValues(t, 6000, f.start(next))
+	c := sendingCampaign(t, e, next)
+	for range 8 { // the plans again, on those statistics
+		rows, err := e.claim(ctx, c, 1)
+		require.NoError(t, err)
+		n, err := e.release(ctx, []claimRef{{id: rows[0].ID, attempts: rows[0].Attempts}})
+		require.NoError(t, err)
+		require.EqualValues(t, 1, n)
+	}
+	rows, err := e.claim(ctx, c, 500)
+	require.NoError(t, err)
+	require.Len(t, rows, 500)
+	ids, attempts := make([]string, len(rows)), make([]string, len(rows))
+	refs := make([]claimRef, len(rows))
+	for i, r := range rows {
+		ids[i], attempts[i] = strconv.FormatInt(r.ID, 10), strconv.FormatInt(int64(r.Attempts), 10)
+		refs[i] = claimRef{id: r.ID, attempts: r.Attempts}
+	}
+	waits := "'{" + strings.TrimSuffix(strings.Repeat("-1,", len(rows)), ",") + "}'"
+	text := cachedPlan(t, f, one, "SendReleaseMany", (*store.Queries).SendPlanLinear, fmt.Sprintf(
+		`ARRAY[%s]::bigint[], ARRAY[%s]::int[], %s, NULL`, strings.Join(ids, ","), strings.Join(attempts, ","), waits),
+		"ANALYZE", "TIMING OFF")
+	require.Regexp(t, `Update on sends .*actual rows=500 `, text)
+	for _, s := range scansOf(text, "u") {
+		require.Equal(t, 1, s.loops, "the released rows read again for every row:\n%s", text)
+	}
+	requireSendsProbed(t, text)
+	n, err := e.release(ctx, refs) // the plan's run was rolled back
+	require.NoError(t, err)
+	require.EqualValues(t, 500, n)
+	require.EqualValues(t, 6000, f.int64(`SELECT count(*) FROM sends WHERE campaign_id = $1 AND status = 'queued'`, next))
+}
+
 // claimAndAck claims n rows of the sending campaign id on e and sends and
 // acknowledges them (one acknowledgement).
 func claimAndAck(t *testing.T, e *Executor, id int64, n int) {

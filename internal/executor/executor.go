@@ -454,7 +454,7 @@ func (e *Executor) releaseUntil(ctx context.Context, refs []claimRef, notBefore 
 		}
 		p.WaitUs = append(p.WaitUs, wait)
 	}
-	return e.q.SendReleaseMany(ctx, p)
+	return e.planned(ctx, (*store.Queries).SendPlanLinear).SendReleaseMany(ctx, p)
 }
 
 // depth is the prefetch queue's bound: claimed rows not yet taken by a worker,

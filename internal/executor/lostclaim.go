@@ -43,7 +43,7 @@ func (e *Executor) settleLostClaims(ctx context.Context, d *dealer) (wait time.D
 		e.lost.Released()
 		return 0, false, nil
 	}
-	n, err := e.q.SendReleaseLost(ctx, store.SendReleaseLostParams{Now: e.clk.DB(), ExecutorIds: ids,
+	n, err := e.planned(ctx, (*store.Queries).SendPlanLinear).SendReleaseLost(ctx, store.SendReleaseLostParams{Now: e.clk.DB(), ExecutorIds: ids,
 		LeaseFromInUs: e.lost.LeaseFromIn(e.cfg.Lease, e.clk.Now()).Microseconds()})
 	if err != nil {
 		return 0, true, err

@@ -473,8 +473,9 @@ SELECT set_config('enable_seqscan', 'off', true), set_config('enable_nestloop', 
 // make the planner expect one: it then joined them to the results in a nested loop
 // that reads every result for each row, quadratic in the acknowledgement's size
 // (TestAckPlanLinearInItsRows). Every other join in the acknowledgement is a
-// LATERAL lookup, which stays a nested loop. The rescue (SendRescueExpired) and a
-// message stream's claim (MessageClaimBatch) run on it too, for the same shape.
+// LATERAL lookup, which stays a nested loop. The rescue (SendRescueExpired), a
+// message stream's claim (MessageClaimBatch) and the releases (SendReleaseMany,
+// SendReleaseLost) run on it too, for the same shape.
 // Local to the transaction.
 // JIT off as well: a LATERAL lookup's nested loop then costs 1e10 more by the
 // planner's reckoning, past jit_above_cost, and each acknowledgement compiled its
@@ -490,16 +491,17 @@ WITH lost AS (
     WHERE s.status = 'sending' AND s.executor_id = ANY($1::bigint[])
       AND s.lease_until >= coalesce($2::timestamptz, now()) + $3::bigint * interval '1 microsecond'
 ), camp AS (
+    -- By ids, on SendPlanLinear's setting, as SendReleaseMany.
     SELECT c.id, c.status FROM campaigns c
-    WHERE c.id IN (SELECT l.campaign_id FROM lost l)
+    WHERE c.id = ANY(ARRAY(SELECT l.campaign_id FROM lost l))
     FOR SHARE
 ), released AS (
 UPDATE sends s
-SET status = CASE WHEN c.status = 'cancelled' THEN 'cancelled' ELSE 'queued' END,
+SET status = CASE WHEN (SELECT c.status FROM camp c WHERE c.id = s.campaign_id) = 'cancelled'
+                  THEN 'cancelled' ELSE 'queued' END,
     lease_until = NULL, attempts = greatest(s.attempts - 1, 0),
     updated_at = coalesce($2::timestamptz, now())
-FROM lost l, camp c
-WHERE s.id = l.id AND c.id = s.campaign_id
+WHERE s.id = ANY(ARRAY(SELECT l.id FROM lost l))
   AND s.status = 'sending' AND s.executor_id = ANY($1::bigint[])
 RETURNING s.campaign_id, s.account_id, s.status
 ), status_counted AS (
@@ -550,20 +552,23 @@ WITH u AS (
            unnest($3::bigint[]) AS wait_us
 ), camp AS (
     SELECT c.id, c.status FROM campaigns c
-    WHERE c.id IN (SELECT s.campaign_id FROM sends s JOIN u ON u.id = s.id)
+    WHERE c.id = ANY(ARRAY(SELECT s.campaign_id FROM u CROSS JOIN LATERAL (
+                       SELECT s.campaign_id FROM sends s WHERE s.id = u.id LIMIT 1) s))
     FOR SHARE
 ), released AS (
 UPDATE sends s
-SET status = CASE WHEN c.status = 'cancelled' THEN 'cancelled' ELSE 'queued' END,
+SET status = CASE WHEN (SELECT c.status FROM camp c WHERE c.id = s.campaign_id) = 'cancelled'
+                  THEN 'cancelled' ELSE 'queued' END,
     lease_until = NULL, attempts = greatest(s.attempts - 1, 0), status_before = s.status,
     next_attempt_at = CASE WHEN u.wait_us < 0 THEN s.next_attempt_at
                            ELSE greatest(s.next_attempt_at, coalesce($4::timestamptz, now())
                                                             + u.wait_us * interval '1 microsecond') END,
     updated_at = coalesce($4::timestamptz, now())
-FROM u, camp c
-WHERE s.id = u.id AND s.attempts = u.attempts AND c.id = s.campaign_id
+FROM u
+WHERE s.id = u.id AND s.attempts = u.attempts AND s.id = ANY($1::bigint[])
   AND (s.status = 'sending'
-       OR (s.status IN ('queued', 'unknown') AND c.status IN ('sending', 'paused')))
+       OR (s.status IN ('queued', 'unknown')
+           AND (SELECT c.status FROM camp c WHERE c.id = s.campaign_id) IN ('sending', 'paused')))
 RETURNING s.campaign_id, s.account_id, s.status, s.status_before
 ), status_counted AS (
     -- Kept status counts (campaign_status_counts): closed as cancelled, or out of unknown.
@@ -598,6 +603,10 @@ type SendReleaseManyParams struct {
 // @wait_us microseconds from the database's now (the process's clock may be
 // skewed: it sends the wait, not a time); a negative wait (every other row)
 // leaves next_attempt_at as it is, '-infinity' included.
+// The rows are looked up by their ids and the campaigns by theirs, and the
+// executor runs this on SendPlanLinear's setting, as SendAckMany (a release of
+// every row a pacing hold kept back is as large as a claim, and as frequent):
+// TestReleasePlanLinearInItsRows.
 func (q *Queries) SendReleaseMany(ctx context.Context, arg SendReleaseManyParams) (int64, error) {
 	row := q.db.QueryRow(ctx, sendReleaseMany,
 		arg.Ids,
