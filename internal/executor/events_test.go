@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/stretchr/testify/require"
 
@@ -174,4 +175,27 @@ func countOf(m map[int64]string, status string) int {
 		}
 	}
 	return n
+}
+
+// TestLargeAcknowledgementSplitsItsEventBatch: one acknowledgement of 2,100
+// outcomes of one account writes them as three event batches (1,024, 1,024 and
+// 52: a batch holds at most an id window), each outcome once, with ids of its own.
+func TestLargeAcknowledgementSplitsItsEventBatch(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.New(t)
+	f := fixture{t, pool}
+	acct := f.account("a")
+	f.subscribers(acct, "s", 2100, "confirmed")
+	c := f.campaign(acct, nil, "skip", time.Now().Add(-time.Minute))
+	require.EqualValues(t, 2100, f.start(c))
+	e := newExecutor(t, pool, newFake(true), Config{})
+	claimAndAck(t, e, c, 2100)
+	require.EqualValues(t, 1, f.int64(`SELECT count(DISTINCT xid) FROM event_batches`), "one acknowledgement")
+	rows, err := pool.Query(context.Background(), `SELECT n FROM event_batches ORDER BY n DESC`)
+	require.NoError(t, err)
+	sizes, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	require.NoError(t, err)
+	require.Equal(t, []int32{1024, 1024, 52}, sizes)
+	require.EqualValues(t, 2100, f.int64(`SELECT count(DISTINCT id) FROM all_events WHERE type = 'send.sent'`))
+	require.EqualValues(t, 2100, f.int64(`SELECT count(DISTINCT (data->>'send_id')) FROM all_events WHERE type = 'send.sent'`))
 }
