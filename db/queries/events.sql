@@ -203,13 +203,20 @@ FROM event_endpoints ep
 WHERE ep.id = @id;
 
 -- name: EventEndpointsBehind :many
--- Enabled endpoints with committed events past their cursor: the fan-out's work.
+-- Enabled endpoints with committed events past their cursor, in rows or in
+-- batches (a batch whose last element is past it): the fan-out's work.
 SELECT ep.id FROM event_endpoints ep
-WHERE ep.enabled AND EXISTS (
+WHERE ep.enabled AND (EXISTS (
     SELECT 1 FROM events e
     WHERE e.account_id = ep.account_id
       AND (e.xid, e.id) > (ep.cursor_xid, ep.cursor_id)
       AND e.xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint)
+  OR EXISTS (
+    SELECT 1 FROM event_batches b
+    WHERE b.account_id = ep.account_id
+      AND (b.xid, b.first_id) > (ep.cursor_xid, ep.cursor_id - 1024)
+      AND (b.xid, b.first_id + b.n - 1) > (ep.cursor_xid, ep.cursor_id)
+      AND b.xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint))
 ORDER BY ep.id
 LIMIT 1000;
 

@@ -208,3 +208,47 @@ func filtered(all []ref, types []string) []ref {
 	}
 	return out
 }
+
+// TestFanoutFindsEndpointsBehindOnBatchesAlone: an endpoint whose account's only
+// events past its cursor are acknowledgements' batches is behind, so the fan-out
+// delivers them without waiting for an event row to come after them (a tenant
+// that only sends messages writes nothing else). A batch the cursor has read to
+// its end, or one into which the cursor has read, leaves the endpoint behind only
+// by its unread elements.
+func TestFanoutFindsEndpointsBehindOnBatchesAlone(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	rcv := newReceiver(t)
+	ep, _ := e.endpoint(rcv.URL, EndpointInput{})
+	w := e.worker()
+	fanned := func() int {
+		t.Helper()
+		n, err := w.fanout(ctx)
+		require.NoError(t, err)
+		return n
+	}
+	batch := func(statuses ...string) {
+		require.NoError(t, postgres.InTx(ctx, e.pool, func(tx pgx.Tx) error {
+			writeBatch(ctx, t, tx, e.account, statuses...)
+			return nil
+		}))
+	}
+	require.Zero(t, fanned(), "nothing written yet")
+	batch("sent", "failed", "sent")
+	eventually(t, func() bool { return fanned() == 3 })
+	require.Zero(t, fanned(), "the cursor is at the batch's last element")
+
+	// The cursor set into a batch: only its unread elements are behind.
+	batch("sent", "sent", "sent", "unknown")
+	var first int64
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT max(first_id) FROM event_batches`).Scan(&first))
+	_, err := e.pool.Exec(ctx, `UPDATE event_endpoints SET (cursor_xid, cursor_id) =
+		(SELECT xid, first_id + 1 FROM event_batches WHERE first_id = $2) WHERE id = $1`, ep.ID, first)
+	require.NoError(t, err)
+	eventually(t, func() bool { return fanned() == 2 })
+	require.Zero(t, fanned())
+	var delivered int
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*) FROM event_deliveries d, unnest(d.event_ids) WHERE d.endpoint_id = $1`, ep.ID).Scan(&delivered))
+	require.Equal(t, 5, delivered)
+}
