@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sendonce/sendonce/internal/account"
@@ -148,4 +150,49 @@ func TestExportReadsEachRowOnce(t *testing.T) {
 	require.Eventually(t, func() bool { return read()-before >= n }, 15*time.Second, 100*time.Millisecond)
 	got := read() - before
 	require.LessOrEqual(t, got, int64(n+n/10), "rows read from subscribers for an export of %d in batches of 100", n)
+}
+
+// An events export's statement is not compiled: its merge of rows and batches
+// must sort, which the export's own setting (ExportReadInOrder) prices past
+// jit_above_cost, so without JIT off each batch would compile its plan.
+func TestExportEventsIsNotCompiled(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := dbtest.URL(t)
+	cfg, err := pgxpool.ParseConfig(url)
+	require.NoError(t, err)
+	cfg.MaxConns = 1 // the export's prepared statement is on the connection EXPLAIN runs on
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	a, _, err := account.NewService(pool).Create(ctx, "events")
+	require.NoError(t, err)
+	require.NoError(t, pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		return event.Emit(ctx, tx, a.ID, event.CampaignStarted, map[string]any{"campaign_id": 1})
+	}))
+	w, err := export.NewWriter(export.NDJSON, io.Discard, export.Columns[export.Events])
+	require.NoError(t, err)
+	rows, err := export.NewService(pool).Stream(ctx, export.Request{AccountID: a.ID, Kind: export.Events}, w)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, rows)
+
+	var plan []string
+	require.NoError(t, pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if err := store.New(tx).ExportReadInOrder(ctx); err != nil {
+			return err
+		}
+		var stmt string
+		if err := tx.QueryRow(ctx, `SELECT name FROM pg_prepared_statements WHERE starts_with(statement, '-- name: ExportEvents ')`).Scan(&stmt); err != nil {
+			return err
+		}
+		r, err := tx.Query(ctx, "EXPLAIN EXECUTE "+pgx.Identifier{stmt}.Sanitize()+fmt.Sprintf("(%d, 0, 0, %d)", a.ID, export.Batch))
+		if err != nil {
+			return err
+		}
+		plan, err = pgx.CollectRows(r, pgx.RowTo[string])
+		return err
+	}))
+	text := strings.Join(plan, "\n")
+	require.Contains(t, text, "Sort", "the merge sorts (else the test proves nothing)")
+	require.NotContains(t, text, "JIT:", "plan:\n%s", text)
 }

@@ -254,7 +254,7 @@ func (q *Queries) ExportMessages(ctx context.Context, arg ExportMessagesParams) 
 }
 
 const exportReadInOrder = `-- name: ExportReadInOrder :exec
-SELECT set_config('enable_sort', 'off', true)
+SELECT set_config('enable_sort', 'off', true), set_config('jit', 'off', true)
 `
 
 // For the rest of the export's transaction, sorting is the planner's last resort:
@@ -262,6 +262,10 @@ SELECT set_config('enable_sort', 'off', true)
 // key, never by fetching every later row of the account to sort it and keep the
 // first @lim (the plan it takes on statistics left stale by a bulk import, which
 // reads a million-row export two hundred times over: TestExportReadsEachRowOnce).
+// JIT off as well: a sort that cannot be avoided (the events' merge of rows and
+// batches) then costs 1e10 more by the planner's reckoning, past jit_above_cost,
+// and each batch of an events export compiled its plan with inlining and
+// optimization (230 ms of a 250 ms statement: TestExportEventsIsNotCompiled).
 func (q *Queries) ExportReadInOrder(ctx context.Context) error {
 	_, err := q.db.Exec(ctx, exportReadInOrder)
 	return err
