@@ -113,3 +113,42 @@ SELECT pg_total_relation_size('sends')::bigint AS bytes, (SELECT count(*) FROM s
 SELECT coalesce(max(gap), 0)::float8 FROM (
     SELECT extract(epoch FROM sent_at - lag(sent_at) OVER (ORDER BY sent_at)) AS gap
     FROM sends WHERE campaign_id = @campaign_id AND sent_at IS NOT NULL) AS g;
+
+-- name: BenchEventsFill :exec
+-- One transaction's events for each of @accounts (`bench --events`): a batch of
+-- @n outcomes as an acknowledgement writes it (send.sent, every 50th send.failed,
+-- every 200th send.unknown; the payload SendAckMany builds), and @rows
+-- subscriber.created event rows, at @at.
+WITH batches AS (
+    INSERT INTO event_batches (first_id, account_id, occurred_at, n, types, data)
+    SELECT nextval('events_id_seq'), a.id, sqlc.arg('at')::timestamptz, sqlc.arg('n')::int, t.types, t.data
+    FROM unnest(sqlc.arg('accounts')::bigint[]) WITH ORDINALITY AS a (id, o)
+    CROSS JOIN LATERAL (
+        SELECT array_agg(DISTINCT 'send.' || (x.d ->> 'status') ORDER BY 'send.' || (x.d ->> 'status')) AS types,
+               array_agg(x.d ORDER BY x.k) AS data
+        FROM (SELECT g.k, jsonb_build_object('campaign_id', a.id, 'send_id', sqlc.arg('seq')::bigint * 1024 + g.k,
+                                             'email', 'r' || (sqlc.arg('seq')::bigint * 1024 + g.k) || '@example.com',
+                                             'status', CASE WHEN g.k % 50 = 0 THEN 'failed' WHEN g.k % 200 = 7 THEN 'unknown' ELSE 'sent' END,
+                                             'attempts', 1, 'provider_message_id', md5(g.k::text), 'error', NULL,
+                                             'sender_id', NULL, 'subscriber_id', sqlc.arg('seq')::bigint * 1024 + g.k) AS d
+              FROM generate_series(1, sqlc.arg('n')::int) AS g (k)) x) t
+    WHERE sqlc.arg('n')::int > 0
+    ORDER BY a.o
+    RETURNING first_id
+)
+INSERT INTO events (account_id, type, occurred_at, data)
+SELECT a.id, 'subscriber.created', sqlc.arg('at')::timestamptz,
+       jsonb_build_object('subscriber_id', sqlc.arg('seq')::bigint * 1024 + g.k, 'email', 'new' || (sqlc.arg('seq')::bigint * 1024 + g.k) || '@example.com')
+FROM unnest(sqlc.arg('accounts')::bigint[]) WITH ORDINALITY AS a (id, o), generate_series(1, sqlc.arg('rows')::int) AS g (k)
+WHERE (SELECT count(*) FROM batches) >= 0
+ORDER BY a.o, g.k;
+
+-- name: BenchEventsAt :one
+-- The reading position @off batches into the account's event batches (`bench --events`).
+SELECT b.xid, b.first_id FROM event_batches b
+WHERE b.account_id = @account_id
+ORDER BY b.xid, b.first_id
+OFFSET @off LIMIT 1;
+
+-- name: BenchEventsVacuumAnalyze :exec
+VACUUM ANALYZE events, event_batches;

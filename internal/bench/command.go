@@ -29,6 +29,7 @@ type Flags struct {
 	Durable    bool   // throwaway cluster with stock durability
 	CPUProfile string // file for a CPU profile of the whole run
 	ExportRows int    // above 0: only the export bench, on this many subscribers
+	Events     int    // above 0: only the events readers bench, with this many events per account
 	Blocks     bool   // only the blocks render bench (no database)
 	// Grow runs `bench --grow` (RunGrow) sized by Growth instead of the send bench.
 	Grow   bool
@@ -59,6 +60,7 @@ func Parse(cfg config.Config, args []string) (Flags, error) {
 	fs.BoolVar(&f.Durable, "durable", false, "throwaway cluster with stock durability (default: fsync=off, synchronous_commit=off)")
 	fs.StringVar(&f.CPUProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	fs.IntVar(&f.ExportRows, "export", 0, "only measure the streamed export: import this many subscribers, export them as CSV and NDJSON (rows/s, peak RSS)")
+	fs.IntVar(&f.Events, "events", 0, "only measure the readers of events: two accounts with this many events each, written an acknowledgement's batch per transaction, then each reader timed at the start, middle and end (median ms)")
 	fs.BoolVar(&f.Blocks, "blocks", false, "only measure the per-message render of a 50-block design against the same content as hand-typed HTML, --recipients messages each in 10 alternating rounds (no database)")
 	fs.BoolVar(&f.Grow, "grow", false, "only measure the cost as the tables grow: import, build, send and the raw claim/ack loop on an empty sends table and on "+
 		"one with --settled rows prefilled (two databases of one cluster, --rounds rounds alternating), the median ratios, then a retention pass beside a send (default --recipients 1000000)")
@@ -141,6 +143,9 @@ func Command(ctx context.Context, cfg config.Config, args []string, stdout, stde
 	defer pool.Close()
 	if f.ExportRows > 0 {
 		return ExportBench(ctx, pool, f.ExportRows, o.Database, stdout)
+	}
+	if f.Events > 0 {
+		return EventsBench(ctx, pool, f.Events, o.Database, stdout)
 	}
 	if f.Grow {
 		return growCommand(ctx, pool, url, cfg, o, f.Growth, stdout)

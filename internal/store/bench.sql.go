@@ -53,6 +53,89 @@ func (q *Queries) BenchDeleteSendsOfCampaign(ctx context.Context, campaignID int
 	return err
 }
 
+const benchEventsAt = `-- name: BenchEventsAt :one
+SELECT b.xid, b.first_id FROM event_batches b
+WHERE b.account_id = $1
+ORDER BY b.xid, b.first_id
+OFFSET $2 LIMIT 1
+`
+
+type BenchEventsAtParams struct {
+	AccountID int64
+	Off       int32
+}
+
+type BenchEventsAtRow struct {
+	Xid     int64
+	FirstID int64
+}
+
+// The reading position @off batches into the account's event batches (`bench --events`).
+func (q *Queries) BenchEventsAt(ctx context.Context, arg BenchEventsAtParams) (BenchEventsAtRow, error) {
+	row := q.db.QueryRow(ctx, benchEventsAt, arg.AccountID, arg.Off)
+	var i BenchEventsAtRow
+	err := row.Scan(&i.Xid, &i.FirstID)
+	return i, err
+}
+
+const benchEventsFill = `-- name: BenchEventsFill :exec
+WITH batches AS (
+    INSERT INTO event_batches (first_id, account_id, occurred_at, n, types, data)
+    SELECT nextval('events_id_seq'), a.id, $1::timestamptz, $5::int, t.types, t.data
+    FROM unnest($3::bigint[]) WITH ORDINALITY AS a (id, o)
+    CROSS JOIN LATERAL (
+        SELECT array_agg(DISTINCT 'send.' || (x.d ->> 'status') ORDER BY 'send.' || (x.d ->> 'status')) AS types,
+               array_agg(x.d ORDER BY x.k) AS data
+        FROM (SELECT g.k, jsonb_build_object('campaign_id', a.id, 'send_id', $2::bigint * 1024 + g.k,
+                                             'email', 'r' || ($2::bigint * 1024 + g.k) || '@example.com',
+                                             'status', CASE WHEN g.k % 50 = 0 THEN 'failed' WHEN g.k % 200 = 7 THEN 'unknown' ELSE 'sent' END,
+                                             'attempts', 1, 'provider_message_id', md5(g.k::text), 'error', NULL,
+                                             'sender_id', NULL, 'subscriber_id', $2::bigint * 1024 + g.k) AS d
+              FROM generate_series(1, $5::int) AS g (k)) x) t
+    WHERE $5::int > 0
+    ORDER BY a.o
+    RETURNING first_id
+)
+INSERT INTO events (account_id, type, occurred_at, data)
+SELECT a.id, 'subscriber.created', $1::timestamptz,
+       jsonb_build_object('subscriber_id', $2::bigint * 1024 + g.k, 'email', 'new' || ($2::bigint * 1024 + g.k) || '@example.com')
+FROM unnest($3::bigint[]) WITH ORDINALITY AS a (id, o), generate_series(1, $4::int) AS g (k)
+WHERE (SELECT count(*) FROM batches) >= 0
+ORDER BY a.o, g.k
+`
+
+type BenchEventsFillParams struct {
+	At       time.Time
+	Seq      int64
+	Accounts []int64
+	Rows     int32
+	N        int32
+}
+
+// One transaction's events for each of @accounts (`bench --events`): a batch of
+// @n outcomes as an acknowledgement writes it (send.sent, every 50th send.failed,
+// every 200th send.unknown; the payload SendAckMany builds), and @rows
+// subscriber.created event rows, at @at.
+func (q *Queries) BenchEventsFill(ctx context.Context, arg BenchEventsFillParams) error {
+	_, err := q.db.Exec(ctx, benchEventsFill,
+		arg.At,
+		arg.Seq,
+		arg.Accounts,
+		arg.Rows,
+		arg.N,
+	)
+	return err
+}
+
+const benchEventsVacuumAnalyze = `-- name: BenchEventsVacuumAnalyze :exec
+VACUUM ANALYZE events, event_batches
+`
+
+func (q *Queries) BenchEventsVacuumAnalyze(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, benchEventsVacuumAnalyze)
+	return err
+}
+
 const benchLastSentAt = `-- name: BenchLastSentAt :one
 SELECT max(sent_at)::timestamptz FROM sends WHERE campaign_id = $1
 `
