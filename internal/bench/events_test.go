@@ -27,6 +27,7 @@ func TestEventsBenchReadsWhatItWrote(t *testing.T) {
 		// Every 50th outcome failed: one in each batch, 18 past the middle, one in the last.
 		require.Regexp(t, `pull 100 types=\[send.failed\] +start=[0-9.]+ \(36\) middle=[0-9.]+ \(18\) end=[0-9.]+ \(1\)`, part)
 		require.Regexp(t, `newest 50 types=\[\] +[0-9.]+ \(50\)`, part)
+		require.Regexp(t, `stream types=\[campaign.sent\], the next poll +[0-9.]+ \(0\)`, part)
 		require.Regexp(t, `a delivery's 100 events by id +start=[0-9.]+ \(100\) middle=[0-9.]+ \(100\) `, part)
 		require.Regexp(t, `export ndjson: 2000 events, `, part)
 	}

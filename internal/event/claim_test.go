@@ -2,6 +2,7 @@ package event
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -118,4 +119,65 @@ func TestCursorWaitsForLateCommits(t *testing.T) {
 	rest, err = e.svc.Events(ctx, e.account, evs[1].Position, nil, 10)
 	require.NoError(t, err)
 	require.Empty(t, rest)
+}
+
+// TestStreamPassesOverWhatItFiltered: a stream of rare types moves past the events
+// its filter passed over (the next read does not read them again), but never past
+// a transaction still running: a matching event it commits later is still served.
+func TestStreamPassesOverWhatItFiltered(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	only := []string{CampaignSent}
+	var at Position
+	e.emit(CampaignSent, map[string]any{"n": 1})
+	var evs []Event
+	eventually(t, func() bool {
+		var err error
+		evs, at, err = e.svc.StreamEvents(ctx, e.account, Authority{}, at, only, 10)
+		require.NoError(t, err)
+		return len(evs) == 1
+	})
+	require.False(t, at.Before(evs[0].Position), "a short page ends at its last event or past it")
+
+	slow, err := e.pool.Begin(ctx)
+	require.NoError(t, err)
+	defer slow.Rollback(ctx) //nolint:errcheck // committed below
+	require.NoError(t, Emit(ctx, slow, e.account, CampaignSent, map[string]any{"n": "late"}))
+	for i := range 5 {
+		e.emit(SendSent, map[string]any{"n": i})
+	}
+	evs, at, err = e.svc.StreamEvents(ctx, e.account, Authority{}, at, only, 10)
+	require.NoError(t, err)
+	require.Empty(t, evs)
+	// The running transaction holds the horizon: the stream stays below it (or
+	// lower, behind another test's transaction on the cluster).
+	var slowXid int64
+	require.NoError(t, slow.QueryRow(ctx, `SELECT pg_current_xact_id()::text::bigint`).Scan(&slowXid))
+	require.False(t, (Position{Xid: slowXid - 1, ID: math.MaxInt64}).Before(at), "at %v, the running transaction's xid %d", at, slowXid)
+
+	require.NoError(t, slow.Commit(ctx))
+	eventually(t, func() bool {
+		evs, at, err = e.svc.StreamEvents(ctx, e.account, Authority{}, at, only, 10)
+		require.NoError(t, err)
+		return len(evs) == 1
+	})
+	require.JSONEq(t, `{"n":"late"}`, string(evs[0].Data))
+	// Once nothing runs, an empty read moves past the five send.sent.
+	var sent []Event
+	eventually(t, func() bool {
+		sent, err = e.svc.Events(ctx, e.account, Position{}, []string{SendSent}, 10)
+		require.NoError(t, err)
+		return len(sent) == 5
+	})
+	eventually(t, func() bool {
+		evs, at, err = e.svc.StreamEvents(ctx, e.account, Authority{}, at, only, 10)
+		require.NoError(t, err)
+		return len(evs) == 0 && sent[4].Position.Before(at)
+	})
+	// Unfiltered, a stream ends at the last event it got.
+	all, next, err := e.svc.StreamEvents(ctx, e.account, Authority{}, Position{}, nil, 3)
+	require.NoError(t, err)
+	require.Len(t, all, 3)
+	require.Equal(t, all[2].Position, next)
 }

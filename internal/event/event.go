@@ -122,6 +122,11 @@ type Position struct {
 	ID  int64
 }
 
+// Before reports whether p comes before q in the reading order.
+func (p Position) Before(q Position) bool {
+	return p.Xid < q.Xid || (p.Xid == q.Xid && p.ID < q.ID)
+}
+
 // EventID formats a row id as a public event id.
 func EventID(id int64) string { return "evt_" + strconv.FormatInt(id, 10) }
 

@@ -28,9 +28,32 @@ type Authority struct {
 
 // StreamEvents is Events for a stream opened under auth: it returns only events
 // that committed before the key's revocation (or the session's sign-out), nothing
-// once that is visible, so a stream never sends one committed after it.
-func (s *Service) StreamEvents(ctx context.Context, accountID int64, auth Authority, after Position, types []string, limit int) ([]Event, error) {
-	return s.events(ctx, accountID, auth, after, types, limit)
+// once that is visible, so a stream never sends one committed after it. It also
+// returns where the stream reads next: after the last event returned, or, when a
+// type filter left the page short, after everything it passed over (the horizon
+// read before the events, below which every transaction has ended and each event
+// past after was read), so a stream of rare types does not read the account's
+// other events again at every poll.
+func (s *Service) StreamEvents(ctx context.Context, accountID int64, auth Authority, after Position, types []string, limit int) ([]Event, Position, error) {
+	var head Position
+	if len(types) > 0 {
+		var err error
+		if head, err = s.Head(ctx); err != nil {
+			return nil, after, err
+		}
+	}
+	evs, err := s.events(ctx, accountID, auth, after, types, limit)
+	if err != nil {
+		return nil, after, err
+	}
+	next := after
+	if len(evs) > 0 {
+		next = evs[len(evs)-1].Position
+	}
+	if len(types) > 0 && len(evs) < limit && next.Before(head) {
+		next = head
+	}
+	return evs, next, nil
 }
 
 func (s *Service) events(ctx context.Context, accountID int64, auth Authority, after Position, types []string, limit int) ([]Event, error) {

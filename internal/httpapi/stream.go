@@ -103,7 +103,7 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 	defer recheck.Stop()
 	lastWrite := time.Now()
 	for {
-		evs, err := s.Events.StreamEvents(r.Context(), account, auth.authority, pos, types, 500)
+		evs, next, err := s.Events.StreamEvents(r.Context(), account, auth.authority, pos, types, 500)
 		if err != nil {
 			if r.Context().Err() == nil {
 				s.Logger.WarnContext(r.Context(), "event stream", "err", err)
@@ -114,8 +114,8 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 		for _, e := range evs {
 			data, _ := json.Marshal(e) // compact: no newline inside one data: line
 			fmt.Fprintf(&b, "id: %s\nevent: %s\ndata: %s\n\n", eventCursor(account, e.Position), e.Type, data)
-			pos = e.Position
 		}
+		pos = next
 		if len(evs) == 0 && time.Since(lastWrite) >= streamHeartbeat {
 			b.WriteString(": heartbeat\n\n")
 		}
