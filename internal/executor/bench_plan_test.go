@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -143,40 +144,72 @@ func TestAckPlanCachedWhileSmall(t *testing.T) {
 // The rows must be matched to their results once each, whatever their number.
 func TestAckPlanLinearInItsRows(t *testing.T) {
 	t.Parallel()
-	f, one := planFixture(t)
 	ctx := context.Background()
-	acct := f.account("a")
-	f.subscribers(acct, "s", 6000, "confirmed")
-	settled := f.campaign(acct, nil, "skip", time.Now().Add(-time.Minute))
-	require.EqualValues(t, 6000, f.start(settled))
-	e := newExecutor(t, one, newFake(true), Config{})
-	for range 11 {
-		claimAndAck(t, e, settled, 500)
-	}
-	f.exec(`ANALYZE sends`) // every row sent
+	s := settledPlans(t)
 	for range 8 {
-		claimAndAck(t, e, settled, 1) // the plans again, on those statistics
+		claimAndAck(t, s.e, s.settled, 1) // the plans again, on those statistics
 	}
-	next := f.campaign(acct, nil, "skip", time.Now().Add(-time.Minute))
-	require.EqualValues(t, 6000, f.start(next))
-	c := sendingCampaign(t, e, next)
-	rows, err := e.claim(ctx, c, 500)
+	c := sendingCampaign(t, s.e, s.next)
+	rows, err := s.e.claim(ctx, c, 500)
 	require.NoError(t, err)
 	require.Len(t, rows, 500)
-	ids := make([]string, len(rows))
-	for i, r := range rows {
-		ids[i] = strconv.FormatInt(r.ID, 10)
+	ids, _ := idsAndAttempts(rows)
+	list := func(v string) string { return sqlArray(slices.Repeat([]string{v}, len(rows))) }
+	text := cachedPlan(t, s.f, s.one, "SendAckMany", (*store.Queries).SendPlanLinear, fmt.Sprintf(`ARRAY[%s]::bigint[], %s, %s, %s, %s, %s, %s, NULL`,
+		ids, list("1"), list("sent"), list("p"), list(`""`), list("0"), list("f")), "ANALYZE", "TIMING OFF")
+	requireLinearIn(t, text, 500)
+	ackAll(ctx, s.e, c, rows)
+	require.EqualValues(t, 500, s.f.int64(`SELECT count(*) FROM sends WHERE campaign_id = $1 AND status = 'sent'`, s.next))
+}
+
+// settledFixture is a planFixture whose sends hold a campaign of 6,000 rows all sent
+// through e in acknowledgements of 500, analyzed that way (a table of settled
+// campaigns), and a next campaign of 6,000 started.
+type settledFixture struct {
+	f             fixture
+	one           *pgxpool.Pool
+	e             *Executor
+	settled, next int64
+}
+
+func settledPlans(t *testing.T) settledFixture {
+	t.Helper()
+	f, one := planFixture(t)
+	acct := f.account("a")
+	f.subscribers(acct, "s", 6000, "confirmed")
+	s := settledFixture{f: f, one: one, settled: f.campaign(acct, nil, "skip", time.Now().Add(-time.Minute))}
+	require.EqualValues(t, 6000, f.start(s.settled))
+	s.e = newExecutor(t, one, newFake(true), Config{})
+	for range 11 {
+		claimAndAck(t, s.e, s.settled, 500)
 	}
-	list := func(v string) string { return "'{" + strings.TrimSuffix(strings.Repeat(v+",", len(rows)), ",") + "}'" }
-	text := cachedPlan(t, f, one, "SendAckMany", (*store.Queries).SendPlanLinear, fmt.Sprintf(`ARRAY[%s]::bigint[], %s, %s, %s, %s, %s, %s, NULL`,
-		strings.Join(ids, ","), list("1"), list("sent"), list("p"), list(`""`), list("0"), list("f")), "ANALYZE", "TIMING OFF")
-	require.Regexp(t, `Update on sends .*actual rows=500 `, text)
+	f.exec(`ANALYZE sends`) // every row sent
+	s.next = f.campaign(acct, nil, "skip", time.Now().Add(-time.Minute))
+	require.EqualValues(t, 6000, f.start(s.next))
+	return s
+}
+
+// idsAndAttempts are the claimed rows' ids and attempts as SQL lists.
+func idsAndAttempts(rows []store.SendClaimBatchRow) (string, string) {
+	ids, attempts := make([]string, len(rows)), make([]string, len(rows))
+	for i, r := range rows {
+		ids[i], attempts[i] = strconv.FormatInt(r.ID, 10), strconv.FormatInt(int64(r.Attempts), 10)
+	}
+	return strings.Join(ids, ","), strings.Join(attempts, ",")
+}
+
+// sqlArray is an array literal of vs.
+func sqlArray(vs []string) string { return "'{" + strings.Join(vs, ",") + "}'" }
+
+// requireLinearIn fails unless an analyzed plan updated n rows of sends, looked
+// each up by id, and read the statement's list of rows (u) once.
+func requireLinearIn(t *testing.T, text string, n int) {
+	t.Helper()
+	require.Regexp(t, fmt.Sprintf(`Update on sends .*actual rows=%d `, n), text)
 	for _, s := range scansOf(text, "u") {
-		require.Equal(t, 1, s.loops, "the results read again for every acknowledged row:\n%s", text)
+		require.Equal(t, 1, s.loops, "the statement's rows read again for every row:\n%s", text)
 	}
 	requireSendsProbed(t, text)
-	ackAll(ctx, e, c, rows)
-	require.EqualValues(t, 500, f.int64(`SELECT count(*) FROM sends WHERE campaign_id = $1 AND status = 'sent'`, next))
 }
 
 // TestReleasePlanLinearInItsRows: SendReleaseMany (a shutdown's release, and the
@@ -185,49 +218,32 @@ func TestAckPlanLinearInItsRows(t *testing.T) {
 // released, the list of them read once, sends looked up by id.
 func TestReleasePlanLinearInItsRows(t *testing.T) {
 	t.Parallel()
-	f, one := planFixture(t)
 	ctx := context.Background()
-	acct := f.account("a")
-	f.subscribers(acct, "s", 6000, "confirmed")
-	settled := f.campaign(acct, nil, "skip", time.Now().Add(-time.Minute))
-	require.EqualValues(t, 6000, f.start(settled))
-	e := newExecutor(t, one, newFake(true), Config{})
-	for range 11 {
-		claimAndAck(t, e, settled, 500)
-	}
-	f.exec(`ANALYZE sends`) // every row sent
-	next := f.campaign(acct, nil, "skip", time.Now().Add(-time.Minute))
-	require.EqualValues(t, 6000, f.start(next))
-	c := sendingCampaign(t, e, next)
+	s := settledPlans(t)
+	c := sendingCampaign(t, s.e, s.next)
 	for range 8 { // the plans again, on those statistics
-		rows, err := e.claim(ctx, c, 1)
+		rows, err := s.e.claim(ctx, c, 1)
 		require.NoError(t, err)
-		n, err := e.release(ctx, []claimRef{{id: rows[0].ID, attempts: rows[0].Attempts}})
+		n, err := s.e.release(ctx, []claimRef{{id: rows[0].ID, attempts: rows[0].Attempts}})
 		require.NoError(t, err)
 		require.EqualValues(t, 1, n)
 	}
-	rows, err := e.claim(ctx, c, 500)
+	rows, err := s.e.claim(ctx, c, 500)
 	require.NoError(t, err)
 	require.Len(t, rows, 500)
-	ids, attempts := make([]string, len(rows)), make([]string, len(rows))
 	refs := make([]claimRef, len(rows))
 	for i, r := range rows {
-		ids[i], attempts[i] = strconv.FormatInt(r.ID, 10), strconv.FormatInt(int64(r.Attempts), 10)
 		refs[i] = claimRef{id: r.ID, attempts: r.Attempts}
 	}
-	waits := "'{" + strings.TrimSuffix(strings.Repeat("-1,", len(rows)), ",") + "}'"
-	text := cachedPlan(t, f, one, "SendReleaseMany", (*store.Queries).SendPlanLinear, fmt.Sprintf(
-		`ARRAY[%s]::bigint[], ARRAY[%s]::int[], %s, NULL`, strings.Join(ids, ","), strings.Join(attempts, ","), waits),
+	ids, attempts := idsAndAttempts(rows)
+	text := cachedPlan(t, s.f, s.one, "SendReleaseMany", (*store.Queries).SendPlanLinear, fmt.Sprintf(
+		`ARRAY[%s]::bigint[], ARRAY[%s]::int[], %s, NULL`, ids, attempts, sqlArray(slices.Repeat([]string{"-1"}, len(rows)))),
 		"ANALYZE", "TIMING OFF")
-	require.Regexp(t, `Update on sends .*actual rows=500 `, text)
-	for _, s := range scansOf(text, "u") {
-		require.Equal(t, 1, s.loops, "the released rows read again for every row:\n%s", text)
-	}
-	requireSendsProbed(t, text)
-	n, err := e.release(ctx, refs) // the plan's run was rolled back
+	requireLinearIn(t, text, 500)
+	n, err := s.e.release(ctx, refs) // the plan's run was rolled back
 	require.NoError(t, err)
 	require.EqualValues(t, 500, n)
-	require.EqualValues(t, 6000, f.int64(`SELECT count(*) FROM sends WHERE campaign_id = $1 AND status = 'queued'`, next))
+	require.EqualValues(t, 6000, s.f.int64(`SELECT count(*) FROM sends WHERE campaign_id = $1 AND status = 'queued'`, s.next))
 }
 
 // claimAndAck claims n rows of the sending campaign id on e and sends and
