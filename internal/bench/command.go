@@ -60,7 +60,7 @@ func Parse(cfg config.Config, args []string) (Flags, error) {
 	fs.BoolVar(&f.Durable, "durable", false, "throwaway cluster with stock durability (default: fsync=off, synchronous_commit=off)")
 	fs.StringVar(&f.CPUProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	fs.IntVar(&f.ExportRows, "export", 0, "only measure the streamed export: import this many subscribers, export them as CSV and NDJSON (rows/s, peak RSS)")
-	fs.IntVar(&f.Events, "events", 0, "only measure the readers of events: two accounts with this many events each, written an acknowledgement's batch per transaction, then each reader timed at the start, middle and end (median ms)")
+	fs.IntVar(&f.Events, "events", 0, "only measure the readers of events: two accounts with this many events each, written an acknowledgement's batch per transaction, then each reader timed at the start, middle and end (median ms), and the retention of them all")
 	fs.BoolVar(&f.Blocks, "blocks", false, "only measure the per-message render of a 50-block design against the same content as hand-typed HTML, --recipients messages each in 10 alternating rounds (no database)")
 	fs.BoolVar(&f.Grow, "grow", false, "only measure the cost as the tables grow: import, build, send and the raw claim/ack loop on an empty sends table and on "+
 		"one with --settled rows prefilled (two databases of one cluster, --rounds rounds alternating), the median ratios, then a retention pass beside a send (default --recipients 1000000)")

@@ -32,7 +32,8 @@ const (
 // statistics and without (as the writes left them): the pull API and stream with
 // and without type filters, newest first, a delivery's events by id, the fan-out's
 // pick and its search for endpoints behind, a rewind by time, the export. Each
-// figure is the median of eventsRepeat runs, in milliseconds.
+// figure is the median of eventsRepeat runs, in milliseconds. Last, the retention
+// deletes them all.
 func EventsBench(ctx context.Context, pool *pgxpool.Pool, n int, database string, out io.Writer) error {
 	fmt.Fprintf(out, "events bench: %d events in each of two accounts, %s\n", n, database)
 	accounts := account.NewService(pool)
@@ -70,7 +71,43 @@ func EventsBench(ctx context.Context, pool *pgxpool.Pool, n int, database string
 	if err := q.BenchEventsVacuumAnalyze(ctx); err != nil {
 		return err
 	}
-	return r.run(ctx, "after VACUUM ANALYZE", out)
+	if err := r.run(ctx, "after VACUUM ANALYZE", out); err != nil {
+		return err
+	}
+	return purgeAll(ctx, q, out)
+}
+
+// purgeAll runs the events' retention (the worker's statements, in their bounded
+// batches) over every event the bench wrote, as if all were past it, and prints
+// how long it took and its slowest statement: each statement finds its oldest
+// rows on a BRIN index, whose candidates it sorts, so a statement's cost could
+// grow with the backlog.
+func purgeAll(ctx context.Context, q *store.Queries, out io.Writer) error {
+	before := time.Now().Add(time.Hour)
+	for _, p := range []struct {
+		name  string
+		purge func(context.Context, time.Time) (int64, error)
+	}{{"event rows", q.EventPurge}, {"event batches", q.EventBatchPurge}} {
+		var n, calls int64
+		var slowest time.Duration
+		began := time.Now()
+		for {
+			t := time.Now()
+			k, err := p.purge(ctx, before)
+			if err != nil {
+				return fmt.Errorf("retention of %s: %w", p.name, err)
+			}
+			slowest = max(slowest, time.Since(t))
+			n, calls = n+k, calls+1
+			if k == 0 {
+				break
+			}
+		}
+		secs := time.Since(began).Seconds()
+		fmt.Fprintf(out, "retention of every %s: %d in %d statements, %.1fs (%.0f/s), slowest statement %.0f ms\n",
+			p.name, n, calls, secs, float64(n)/secs, ms(slowest))
+	}
+	return nil
 }
 
 type eventsReaders struct {

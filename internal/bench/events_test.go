@@ -31,4 +31,7 @@ func TestEventsBenchReadsWhatItWrote(t *testing.T) {
 		require.Regexp(t, `a delivery's 100 events by id +start=[0-9.]+ \(100\) middle=[0-9.]+ \(100\) `, part)
 		require.Regexp(t, `export ndjson: 2000 events, `, part)
 	}
+	// Both tenants' events, rows and batches.
+	require.Regexp(t, `retention of every event rows: 400 in 2 statements, `, s)
+	require.Regexp(t, `retention of every event batches: 72 in 2 statements, `, s)
 }
