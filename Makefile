@@ -137,6 +137,7 @@ chaos-senders: build harness
 
 ## chaos-messages: POST MESSAGES transactional messages (keyed, some in batches) while every service process is SIGKILLed
 ##                 KILLS times; each message exactly once (PROVIDER=http) or at most once with the rest `unknown` (smtp)
+##                 and each message's send.* event once at an event endpoint of the account
 ##                 PROVIDER=smtp CHAOS_FLAGS=-default-sender: through an SMTP sender set as the account's default
 ##                 (the environment's provider the idempotent log): still at most once, no replay through the wrong provider
 MESSAGES ?= 5000

@@ -198,7 +198,7 @@ func Run(ctx context.Context, bin string, args []string, stdout, stderr io.Write
 				// The last process delivers what the killed ones left leased (their
 				// leases run out) and what was held back while the receiver was down.
 				var line string
-				line, err = receiver.check(ctx, pool, campaignID, 5*time.Minute)
+				line, err = receiver.check(ctx, pool, campaignID, 5*time.Minute, true)
 				fmt.Fprintln(stdout, line)
 			}
 			werr := terminate(ctx, q, restarted, child)

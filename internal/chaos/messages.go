@@ -91,6 +91,18 @@ func runMessagesChaos(ctx context.Context, bin string, args []string, stdout, st
 	}
 	defer snk.close()
 	env := append(o.serveEnv(db.url), snk.env...)
+	// Every message's outcome also goes to an event endpoint of the account, in
+	// deliveries of 10: each send.* once, whatever the kills (the fan-out must
+	// find outcomes no other event follows).
+	receiver, err := newEventReceiver()
+	if err != nil {
+		return err
+	}
+	defer receiver.close()
+	if err := receiver.subscribe(ctx, db.pool, acct.ID, 10); err != nil {
+		return err
+	}
+	env = append(env, "SENDONCE_EVENT_ALLOW_PRIVATE=true", "SENDONCE_EVENT_ALLOW_HTTP=true")
 	if *viaDefault {
 		if env, err = defaultSMTPSender(ctx, db, acct.ID, snk, env); err != nil {
 			return err
@@ -146,6 +158,14 @@ func runMessagesChaos(ctx context.Context, bin string, args []string, stdout, st
 			err := <-postErr
 			if err == nil {
 				err = waitMessagesSettled(ctx, q, acct.ID, int64(o.Recipients), 15*time.Minute)
+			}
+			if err == nil {
+				var stream int64
+				if stream, err = q.ChaosMessageStream(ctx, acct.ID); err == nil {
+					var line string
+					line, err = receiver.check(ctx, db.pool, stream, 5*time.Minute, false)
+					fmt.Fprintln(stdout, strings.Replace(line, "chaos: events", "chaos-messages: events", 1))
+				}
 			}
 			werr := terminate(ctx, q, started, procs...)
 			if err != nil {
