@@ -239,11 +239,27 @@ func TestFanoutFindsEndpointsBehindOnBatchesAlone(t *testing.T) {
 	eventually(t, func() bool { return fanned() == 3 })
 	require.Zero(t, fanned(), "the cursor is at the batch's last element")
 
+	// Another tenant's batch past the cursor leaves this endpoint where it is.
+	other, _, err := account.NewService(e.pool).Create(ctx, "other tenant")
+	require.NoError(t, err)
+	require.NoError(t, postgres.InTx(ctx, e.pool, func(tx pgx.Tx) error {
+		writeBatch(ctx, t, tx, other.ID, "sent", "sent")
+		return nil
+	}))
+	eventually(t, func() bool {
+		evs, err := e.svc.Events(ctx, other.ID, Position{}, nil, 10)
+		require.NoError(t, err)
+		return len(evs) == 2
+	})
+	behind, err := store.New(e.pool).EventEndpointsBehind(ctx)
+	require.NoError(t, err)
+	require.Empty(t, behind, "another tenant's batch")
+
 	// The cursor set into a batch: only its unread elements are behind.
 	batch("sent", "sent", "sent", "unknown")
 	var first int64
-	require.NoError(t, e.pool.QueryRow(ctx, `SELECT max(first_id) FROM event_batches`).Scan(&first))
-	_, err := e.pool.Exec(ctx, `UPDATE event_endpoints SET (cursor_xid, cursor_id) =
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT max(first_id) FROM event_batches WHERE account_id = $1`, e.account).Scan(&first))
+	_, err = e.pool.Exec(ctx, `UPDATE event_endpoints SET (cursor_xid, cursor_id) =
 		(SELECT xid, first_id + 1 FROM event_batches WHERE first_id = $2) WHERE id = $1`, ep.ID, first)
 	require.NoError(t, err)
 	eventually(t, func() bool { return fanned() == 2 })
