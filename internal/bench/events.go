@@ -131,6 +131,7 @@ func (r eventsReaders) run(ctx context.Context, stats string, out io.Writer) err
 	}
 	at[0] = event.Position{}
 	positions := []string{"start", "middle", "end"}
+	// line prints one reader's figure at each position, one its figure alone.
 	line := func(name string, f func(event.Position) (int, error)) error {
 		fmt.Fprintf(out, "%-44s", name)
 		for i, p := range at {
@@ -143,6 +144,14 @@ func (r eventsReaders) run(ctx context.Context, stats string, out io.Writer) err
 		fmt.Fprintln(out)
 		return nil
 	}
+	one := func(name string, f func() (int, error)) error {
+		d, got, err := medianOf(f)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		fmt.Fprintf(out, "%-44s %.2f (%d)\n", name, d, got)
+		return nil
+	}
 	for _, types := range [][]string{nil, {event.SendFailed}, {event.SubscriberCreated}, {event.CampaignSent}} {
 		if err := line(fmt.Sprintf("pull 100 types=%v", types), func(p event.Position) (int, error) {
 			evs, err := r.svc.Events(ctx, r.account, p, types, 100)
@@ -153,27 +162,24 @@ func (r eventsReaders) run(ctx context.Context, stats string, out io.Writer) err
 	}
 	// A stream of a type that never comes polls again from where its last read
 	// passed over the rest (the first read from the start is the pull's above).
-	_, next, err := r.svc.StreamEvents(ctx, r.account, event.Authority{}, event.Position{}, []string{event.CampaignSent}, 500)
+	rare := []string{event.CampaignSent}
+	_, next, err := r.svc.StreamEvents(ctx, r.account, event.Authority{}, event.Position{}, rare, 500)
 	if err != nil {
 		return err
 	}
-	d, got, err := medianOf(func() (int, error) {
-		evs, _, err := r.svc.StreamEvents(ctx, r.account, event.Authority{}, next, []string{event.CampaignSent}, 500)
+	if err := one("stream types=[campaign.sent], the next poll", func() (int, error) {
+		evs, _, err := r.svc.StreamEvents(ctx, r.account, event.Authority{}, next, rare, 500)
 		return len(evs), err
-	})
-	if err != nil {
+	}); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "%-44s %.2f (%d)\n", "stream types=[campaign.sent], the next poll", d, got)
 	for _, types := range [][]string{nil, {event.SendFailed}, {event.CampaignSent}} {
-		d, got, err := medianOf(func() (int, error) {
+		if err := one(fmt.Sprintf("newest 50 types=%v", types), func() (int, error) {
 			evs, err := r.svc.Newest(ctx, r.account, types, 50)
 			return len(evs), err
-		})
-		if err != nil {
+		}); err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "%-44s %.2f (%d)\n", fmt.Sprintf("newest 50 types=%v", types), d, got)
 	}
 	if err := line("fan-out pick 1000", func(p event.Position) (int, error) {
 		evs, err := q.EventFanoutPick(ctx, store.EventFanoutPickParams{AccountID: r.account,
@@ -182,38 +188,36 @@ func (r eventsReaders) run(ctx context.Context, stats string, out io.Writer) err
 	}); err != nil {
 		return err
 	}
-	// A delivery's events: 100 ids past each position.
-	if err := line("a delivery's 100 events by id", func(p event.Position) (int, error) {
+	// A delivery's events: the 100 ids past each position (read once, untimed),
+	// asked for in reverse.
+	delivery := map[event.Position][]int64{}
+	for _, p := range at {
 		evs, err := r.svc.Events(ctx, r.account, p, nil, 100)
 		if err != nil {
-			return 0, err
+			return err
 		}
-		var ids []int64
-		for _, e := range evs {
-			ids = append(ids, e.Position.ID)
+		for _, e := range slices.Backward(evs) {
+			delivery[p] = append(delivery[p], e.Position.ID)
 		}
-		slices.Reverse(ids)
-		rows, err := q.EventGetMany(ctx, store.EventGetManyParams{AccountID: r.account, Ids: ids})
+	}
+	if err := line("a delivery's 100 events by id", func(p event.Position) (int, error) {
+		rows, err := q.EventGetMany(ctx, store.EventGetManyParams{AccountID: r.account, Ids: delivery[p]})
 		return len(rows), err
 	}); err != nil {
 		return err
 	}
-	d, got, err = medianOf(func() (int, error) {
+	if err := one("endpoints behind (none)", func() (int, error) {
 		ids, err := q.EventEndpointsBehind(ctx)
 		return len(ids), err
-	})
-	if err != nil {
+	}); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "%-44s %.2f (%d)\n", "endpoints behind (none)", d, got)
-	d, got, err = medianOf(func() (int, error) {
+	if err := one("rewind by time to the middle (no endpoint)", func() (int, error) {
 		n, err := q.EventEndpointRewind(ctx, store.EventEndpointRewindParams{AccountID: r.account, Since: r.since, ID: 0})
 		return int(n), err
-	})
-	if err != nil {
+	}); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "%-44s %.2f (%d)\n", "rewind by time to the middle (no endpoint)", d, got)
 
 	cw := &countingWriter{}
 	w, err := export.NewWriter(export.NDJSON, cw, export.Columns[export.Events])
