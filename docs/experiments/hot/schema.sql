@@ -1,7 +1,8 @@
 -- The HOT-design experiment of docs/performance.md: run with docs/experiments/hot/run.sh.
 -- Variants: A, today's row shape and indexes; B, no index names a column a claim or an ack changes (leases per
 -- batch, provider ids in their own table, a cursor per campaign); C, A without the per-message events; D, B without them.
-DROP TABLE IF EXISTS sa, sb, ev, pm, lb, cur CASCADE;
+DROP TABLE IF EXISTS sa, sb, sf, sg, se, q, ev, evb, pm, lb, cur CASCADE;
+DROP SEQUENCE IF EXISTS evb_seq;
 DROP PROCEDURE IF EXISTS run_b(int);
 CREATE TABLE ev (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, account_id bigint NOT NULL, type text NOT NULL,
   occurred_at timestamptz NOT NULL DEFAULT now(), data jsonb NOT NULL, xid bigint NOT NULL DEFAULT pg_current_xact_id()::text::bigint);
@@ -27,16 +28,18 @@ CREATE TABLE lb (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, campaign_id
 CREATE INDEX lb_lease ON lb (lease_until);
 CREATE TABLE cur (campaign_id bigint PRIMARY KEY, next_id bigint NOT NULL);
 
-CREATE OR REPLACE PROCEDURE fill(n int) LANGUAGE plpgsql AS $$
+-- Each variant's build: its rows inserted (and, for E, its queue), timed and measured on its own by run.sh.
+CREATE OR REPLACE PROCEDURE fill_a(n int) LANGUAGE plpgsql AS $$
 BEGIN
-  TRUNCATE sa, sb, ev, pm, lb, cur;
   INSERT INTO sa (account_id, campaign_id, subscriber_id, email, email_lower, job_id)
     SELECT 1, 1, g, 'user' || g || '@example.com', 'user' || g || '@example.com', 'campaign:1:' || g FROM generate_series(1, n) g;
-  INSERT INTO sb (id, account_id, campaign_id, subscriber_id, email, email_lower, job_id, status, attempts, created_at, updated_at, in_doubt)
-    SELECT id, account_id, campaign_id, subscriber_id, email, email_lower, job_id, status, attempts, created_at, updated_at, in_doubt FROM sa;
+END $$;
+CREATE OR REPLACE PROCEDURE fill_b(n int) LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO sb (id, account_id, campaign_id, subscriber_id, email, email_lower, job_id)
+    SELECT g, 1, 1, g, 'user' || g || '@example.com', 'user' || g || '@example.com', 'campaign:1:' || g FROM generate_series(1, n) g;
   INSERT INTO cur VALUES (1, 0);
 END $$;
-
 -- A: claim 50 (queued -> sending, lease), commit; acknowledge them (sent, provider id) with their events, commit.
 CREATE OR REPLACE PROCEDURE run_a(batches int) LANGUAGE plpgsql AS $$
 DECLARE ids bigint[]; c_next bigint := 0;
@@ -108,4 +111,179 @@ END $$;
 CREATE OR REPLACE PROCEDURE run_d(batches int) LANGUAGE plpgsql AS $$
 BEGIN
   CALL run_b(batches, false);
+END $$;
+
+-- Round 4, session 14: the candidates again, with the outbox as the product now writes it (one event_batches row
+-- per acknowledgement, its payloads a jsonb[]: migration 00840), and two designs the variants above did not try.
+--   A2 — today: A with the batch event.
+--   B2 — B with the batch event.
+--   E  — the issue's narrow queue: the rows not yet claimed in a table of their own (campaign, send id), claimed by
+--        deleting them with SKIP LOCKED; the lease per batch; the outcome a HOT update of a row no index names a
+--        changing column of; provider ids in their own table.
+--   F  — the claim writes no row: claims of a campaign take turns on its cursor row and read the next queued ids
+--        from today's claim index; the lease (ids, attempts) is a row per batch; the acknowledgement is today's
+--        non-HOT update (status still in the partial indexes; no lease index).
+--   G  — F's claim and B's acknowledgement: no row written at the claim, the outcome a HOT update.
+CREATE SEQUENCE evb_seq INCREMENT BY 1024;
+CREATE TABLE evb (first_id bigint PRIMARY KEY, account_id bigint NOT NULL, xid bigint NOT NULL DEFAULT pg_current_xact_id()::text::bigint,
+  occurred_at timestamptz NOT NULL, n int NOT NULL, types text[] NOT NULL, data jsonb[] NOT NULL);
+DO $$ BEGIN EXECUTE 'ALTER TABLE evb ALTER COLUMN data SET COMPRESSION lz4'; EXCEPTION WHEN feature_not_supported OR syntax_error THEN NULL; END $$;
+CREATE INDEX evb_order ON evb (account_id, xid, first_id);
+-- F: A's table without the lease index (the lease is in lb)
+CREATE TABLE sf (LIKE sa INCLUDING DEFAULTS);
+ALTER TABLE sf ADD PRIMARY KEY (id);
+ALTER TABLE sf ADD UNIQUE (campaign_id, subscriber_id);
+CREATE INDEX sf_claim ON sf (campaign_id, id) WHERE status = 'queued';
+CREATE INDEX sf_cs ON sf (campaign_id, status, id) WHERE status NOT IN ('queued', 'sending');
+CREATE INDEX sf_pm ON sf (account_id, provider_message_id) WHERE provider_message_id IS NOT NULL;
+-- G: B's table (no index names status, lease or provider id), room on each page for the outcome's version
+CREATE TABLE sg (LIKE sa INCLUDING DEFAULTS) WITH (fillfactor = 70);
+ALTER TABLE sg ADD PRIMARY KEY (id);
+ALTER TABLE sg ADD UNIQUE (campaign_id, subscriber_id);
+CREATE INDEX sg_order ON sg (campaign_id, id);
+-- E: G's table and the queue
+CREATE TABLE se (LIKE sg INCLUDING DEFAULTS) WITH (fillfactor = 70);
+ALTER TABLE se ADD PRIMARY KEY (id);
+ALTER TABLE se ADD UNIQUE (campaign_id, subscriber_id);
+CREATE TABLE q (campaign_id bigint NOT NULL, send_id bigint NOT NULL, PRIMARY KEY (campaign_id, send_id));
+
+CREATE OR REPLACE PROCEDURE fill_f(n int) LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO sf (id, account_id, campaign_id, subscriber_id, email, email_lower, job_id)
+    SELECT g, 1, 1, g, 'user' || g || '@example.com', 'user' || g || '@example.com', 'campaign:1:' || g FROM generate_series(1, n) g;
+  INSERT INTO cur VALUES (1, 0);
+END $$;
+CREATE OR REPLACE PROCEDURE fill_g(n int) LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO sg (id, account_id, campaign_id, subscriber_id, email, email_lower, job_id)
+    SELECT g, 1, 1, g, 'user' || g || '@example.com', 'user' || g || '@example.com', 'campaign:1:' || g FROM generate_series(1, n) g;
+  INSERT INTO cur VALUES (1, 0);
+END $$;
+CREATE OR REPLACE PROCEDURE fill_e(n int) LANGUAGE plpgsql AS $$
+BEGIN
+  WITH r AS (INSERT INTO se (id, account_id, campaign_id, subscriber_id, email, email_lower, job_id)
+    SELECT g, 1, 1, g, 'user' || g || '@example.com', 'user' || g || '@example.com', 'campaign:1:' || g FROM generate_series(1, n) g
+    RETURNING campaign_id, id)
+  INSERT INTO q SELECT campaign_id, id FROM r;
+END $$;
+
+-- A2: A with the batch event
+CREATE OR REPLACE PROCEDURE run_a2(batches int) LANGUAGE plpgsql AS $$
+DECLARE ids bigint[]; c_next bigint := 0;
+BEGIN
+  FOR i IN 1..batches LOOP
+    WITH picked AS (SELECT id FROM sa WHERE campaign_id = 1 AND status = 'queued' AND id > c_next ORDER BY id LIMIT 50 FOR UPDATE SKIP LOCKED),
+    c AS (UPDATE sa s SET status = 'sending', lease_until = now() + interval '2 minutes', attempts = s.attempts + 1,
+           executor_id = 7, route = 'default', updated_at = now() FROM picked WHERE s.id = picked.id RETURNING s.id)
+    SELECT array_agg(id) INTO ids FROM c;
+    c_next := (SELECT max(x) FROM unnest(ids) x);
+    COMMIT;
+    WITH acked AS (UPDATE sa s SET status = 'sent', provider_message_id = 'pm-' || s.id || '@example.com', sent_at = now(),
+           lease_until = NULL, updated_at = now() WHERE s.id = ANY(ids) AND s.status = 'sending' RETURNING s.*),
+    o AS (SELECT a.id, a.account_id, 'send.' || a.status AS type, jsonb_build_object('campaign_id', a.campaign_id, 'send_id', a.id,
+            'subscriber_id', a.subscriber_id, 'email', a.email, 'status', a.status, 'attempts', a.attempts,
+            'provider_message_id', a.provider_message_id, 'error', NULL) AS data FROM acked a)
+    INSERT INTO evb (first_id, account_id, occurred_at, n, types, data)
+      SELECT nextval('evb_seq'), o.account_id, now(), count(*), array_agg(DISTINCT o.type), array_agg(o.data ORDER BY o.id) FROM o GROUP BY o.account_id;
+    COMMIT;
+  END LOOP;
+END $$;
+
+-- B2: B with the batch event
+CREATE OR REPLACE PROCEDURE run_b2(batches int) LANGUAGE plpgsql AS $$
+DECLARE ids bigint[]; lease bigint; c_next bigint;
+BEGIN
+  FOR i IN 1..batches LOOP
+    SELECT next_id INTO c_next FROM cur WHERE campaign_id = 1 FOR UPDATE;
+    WITH picked AS (SELECT id FROM sb WHERE campaign_id = 1 AND id > c_next AND status = 'queued' ORDER BY id LIMIT 50 FOR UPDATE SKIP LOCKED),
+    c AS (UPDATE sb s SET lease_until = now() + interval '2 minutes', attempts = s.attempts + 1,
+           executor_id = 7, route = 'default', updated_at = now() FROM picked WHERE s.id = picked.id RETURNING s.id)
+    SELECT array_agg(id) INTO ids FROM c;
+    UPDATE cur SET next_id = (SELECT max(x) FROM unnest(ids) x) WHERE campaign_id = 1;
+    INSERT INTO lb (campaign_id, lease_until, ids) VALUES (1, now() + interval '2 minutes', ids) RETURNING id INTO lease;
+    COMMIT;
+    WITH acked AS (UPDATE sb s SET status = 'sent', provider_message_id = 'pm-' || s.id || '@example.com', sent_at = now(),
+           lease_until = NULL, updated_at = now() WHERE s.id = ANY(ids) AND s.status = 'queued' RETURNING s.*),
+    p AS (INSERT INTO pm SELECT a.account_id, a.provider_message_id, a.id FROM acked a),
+    o AS (SELECT a.id, a.account_id, 'send.' || a.status AS type, jsonb_build_object('campaign_id', a.campaign_id, 'send_id', a.id,
+            'subscriber_id', a.subscriber_id, 'email', a.email, 'status', a.status, 'attempts', a.attempts,
+            'provider_message_id', a.provider_message_id, 'error', NULL) AS data FROM acked a)
+    INSERT INTO evb (first_id, account_id, occurred_at, n, types, data)
+      SELECT nextval('evb_seq'), o.account_id, now(), count(*), array_agg(DISTINCT o.type), array_agg(o.data ORDER BY o.id) FROM o GROUP BY o.account_id;
+    DELETE FROM lb WHERE id = lease;
+    COMMIT;
+  END LOOP;
+END $$;
+
+-- F and G: the claim takes the campaign's cursor row, reads the next 50 queued ids (no row lock, no row version) and
+-- writes the batch's lease; the acknowledgement settles the rows the lease holds, with the attempt the lease counted.
+CREATE OR REPLACE PROCEDURE run_f(batches int) LANGUAGE plpgsql AS $$
+DECLARE ids bigint[]; lease bigint; c_next bigint;
+BEGIN
+  FOR i IN 1..batches LOOP
+    SELECT next_id INTO c_next FROM cur WHERE campaign_id = 1 FOR UPDATE;
+    SELECT array_agg(id ORDER BY id) INTO ids FROM (SELECT id FROM sf WHERE campaign_id = 1 AND status = 'queued' AND id > c_next ORDER BY id LIMIT 50) p;
+    UPDATE cur SET next_id = ids[array_upper(ids, 1)] WHERE campaign_id = 1;
+    INSERT INTO lb (campaign_id, lease_until, ids) VALUES (1, now() + interval '2 minutes', ids) RETURNING id INTO lease;
+    COMMIT;
+    WITH l AS (DELETE FROM lb WHERE id = lease RETURNING lb.ids),
+    acked AS (UPDATE sf s SET status = 'sent', attempts = s.attempts + 1, executor_id = 7, route = 'default',
+           provider_message_id = 'pm-' || s.id || '@example.com', sent_at = now(), updated_at = now()
+           FROM l WHERE s.id = ANY(l.ids) AND s.status = 'queued' RETURNING s.*),
+    o AS (SELECT a.id, a.account_id, 'send.' || a.status AS type, jsonb_build_object('campaign_id', a.campaign_id, 'send_id', a.id,
+            'subscriber_id', a.subscriber_id, 'email', a.email, 'status', a.status, 'attempts', a.attempts,
+            'provider_message_id', a.provider_message_id, 'error', NULL) AS data FROM acked a)
+    INSERT INTO evb (first_id, account_id, occurred_at, n, types, data)
+      SELECT nextval('evb_seq'), o.account_id, now(), count(*), array_agg(DISTINCT o.type), array_agg(o.data ORDER BY o.id) FROM o GROUP BY o.account_id;
+    COMMIT;
+  END LOOP;
+END $$;
+
+CREATE OR REPLACE PROCEDURE run_g(batches int) LANGUAGE plpgsql AS $$
+DECLARE ids bigint[]; lease bigint; c_next bigint;
+BEGIN
+  FOR i IN 1..batches LOOP
+    SELECT next_id INTO c_next FROM cur WHERE campaign_id = 1 FOR UPDATE;
+    SELECT array_agg(id ORDER BY id) INTO ids FROM (SELECT id FROM sg WHERE campaign_id = 1 AND status = 'queued' AND id > c_next ORDER BY id LIMIT 50) p;
+    UPDATE cur SET next_id = ids[array_upper(ids, 1)] WHERE campaign_id = 1;
+    INSERT INTO lb (campaign_id, lease_until, ids) VALUES (1, now() + interval '2 minutes', ids) RETURNING id INTO lease;
+    COMMIT;
+    WITH l AS (DELETE FROM lb WHERE id = lease RETURNING lb.ids),
+    acked AS (UPDATE sg s SET status = 'sent', attempts = s.attempts + 1, executor_id = 7, route = 'default',
+           provider_message_id = 'pm-' || s.id || '@example.com', sent_at = now(), updated_at = now()
+           FROM l WHERE s.id = ANY(l.ids) AND s.status = 'queued' RETURNING s.*),
+    p AS (INSERT INTO pm SELECT a.account_id, a.provider_message_id, a.id FROM acked a),
+    o AS (SELECT a.id, a.account_id, 'send.' || a.status AS type, jsonb_build_object('campaign_id', a.campaign_id, 'send_id', a.id,
+            'subscriber_id', a.subscriber_id, 'email', a.email, 'status', a.status, 'attempts', a.attempts,
+            'provider_message_id', a.provider_message_id, 'error', NULL) AS data FROM acked a)
+    INSERT INTO evb (first_id, account_id, occurred_at, n, types, data)
+      SELECT nextval('evb_seq'), o.account_id, now(), count(*), array_agg(DISTINCT o.type), array_agg(o.data ORDER BY o.id) FROM o GROUP BY o.account_id;
+    COMMIT;
+  END LOOP;
+END $$;
+
+-- E: the claim deletes the next 50 queue rows (SKIP LOCKED, the executor's cursor in memory as A's) and writes the
+-- batch's lease; the acknowledgement is G's.
+CREATE OR REPLACE PROCEDURE run_e(batches int) LANGUAGE plpgsql AS $$
+DECLARE ids bigint[]; lease bigint; c_next bigint := 0;
+BEGIN
+  FOR i IN 1..batches LOOP
+    WITH picked AS (SELECT campaign_id, send_id FROM q WHERE campaign_id = 1 AND send_id > c_next ORDER BY send_id LIMIT 50 FOR UPDATE SKIP LOCKED),
+    d AS (DELETE FROM q USING picked WHERE q.campaign_id = picked.campaign_id AND q.send_id = picked.send_id RETURNING q.send_id)
+    SELECT array_agg(send_id ORDER BY send_id) INTO ids FROM d;
+    c_next := ids[array_upper(ids, 1)];
+    INSERT INTO lb (campaign_id, lease_until, ids) VALUES (1, now() + interval '2 minutes', ids) RETURNING id INTO lease;
+    COMMIT;
+    WITH l AS (DELETE FROM lb WHERE id = lease RETURNING lb.ids),
+    acked AS (UPDATE se s SET status = 'sent', attempts = s.attempts + 1, executor_id = 7, route = 'default',
+           provider_message_id = 'pm-' || s.id || '@example.com', sent_at = now(), updated_at = now()
+           FROM l WHERE s.id = ANY(l.ids) AND s.status = 'queued' RETURNING s.*),
+    p AS (INSERT INTO pm SELECT a.account_id, a.provider_message_id, a.id FROM acked a),
+    o AS (SELECT a.id, a.account_id, 'send.' || a.status AS type, jsonb_build_object('campaign_id', a.campaign_id, 'send_id', a.id,
+            'subscriber_id', a.subscriber_id, 'email', a.email, 'status', a.status, 'attempts', a.attempts,
+            'provider_message_id', a.provider_message_id, 'error', NULL) AS data FROM acked a)
+    INSERT INTO evb (first_id, account_id, occurred_at, n, types, data)
+      SELECT nextval('evb_seq'), o.account_id, now(), count(*), array_agg(DISTINCT o.type), array_agg(o.data ORDER BY o.id) FROM o GROUP BY o.account_id;
+    COMMIT;
+  END LOOP;
 END $$;
