@@ -1,6 +1,7 @@
 -- The HOT-design experiment of docs/performance.md: run with docs/experiments/hot/run.sh.
 -- Variants: A, today's row shape and indexes; B, no index names a column a claim or an ack changes (leases per
 -- batch, provider ids in their own table, a cursor per campaign); C, A without the per-message events; D, B without them.
+-- A2, B2, E, F, G, AF and GF (with the event batches of migration 00840): below, after D.
 DROP TABLE IF EXISTS sa, sb, sf, sg, se, q, ev, evb, pm, lb, cur CASCADE;
 DROP SEQUENCE IF EXISTS evb_seq;
 DROP PROCEDURE IF EXISTS run_b(int);
@@ -279,6 +280,112 @@ BEGIN
            provider_message_id = 'pm-' || s.id || '@example.com', sent_at = now(), updated_at = now()
            FROM l WHERE s.id = ANY(l.ids) AND s.status = 'queued' RETURNING s.*),
     p AS (INSERT INTO pm SELECT a.account_id, a.provider_message_id, a.id FROM acked a),
+    o AS (SELECT a.id, a.account_id, 'send.' || a.status AS type, jsonb_build_object('campaign_id', a.campaign_id, 'send_id', a.id,
+            'subscriber_id', a.subscriber_id, 'email', a.email, 'status', a.status, 'attempts', a.attempts,
+            'provider_message_id', a.provider_message_id, 'error', NULL) AS data FROM acked a)
+    INSERT INTO evb (first_id, account_id, occurred_at, n, types, data)
+      SELECT nextval('evb_seq'), o.account_id, now(), count(*), array_agg(DISTINCT o.type), array_agg(o.data ORDER BY o.id) FROM o GROUP BY o.account_id;
+    COMMIT;
+  END LOOP;
+END $$;
+
+-- With the work around the rows (variants AF and GF): the claim's guard on the campaign and its account, its
+-- re-check of each row's subscriber and suppression (LATERAL probes, as SendClaimBatch), the columns a message is
+-- built from returned; the acknowledgement's report counters (per campaign and recipient domain, per account and
+-- day), as SendAckMany. AF is today's claim and acknowledgement; GF is G's with the same work around them.
+DROP TABLE IF EXISTS acc, camp, subs, supp, cc, dc CASCADE;
+CREATE TABLE acc (id bigint PRIMARY KEY, suspended_at timestamptz, deleted_at timestamptz);
+CREATE TABLE camp (id bigint PRIMARY KEY, account_id bigint NOT NULL, status text NOT NULL);
+CREATE TABLE subs (id bigint PRIMARY KEY, account_id bigint NOT NULL, email_lower text NOT NULL, status text NOT NULL,
+  name text NOT NULL, attributes jsonb NOT NULL);
+CREATE TABLE supp (account_id bigint NOT NULL, email_lower text NOT NULL, PRIMARY KEY (account_id, email_lower));
+CREATE TABLE cc (campaign_id bigint NOT NULL, account_id bigint NOT NULL, domain text NOT NULL, sent bigint NOT NULL,
+  PRIMARY KEY (campaign_id, domain));
+CREATE TABLE dc (account_id bigint NOT NULL, day date NOT NULL, kind text NOT NULL, n bigint NOT NULL, PRIMARY KEY (account_id, day, kind));
+
+-- run.sh calls it before the build it measures (the subscribers are not the build's)
+CREATE OR REPLACE PROCEDURE fill_around(n int) LANGUAGE plpgsql AS $$
+BEGIN
+  TRUNCATE acc, camp, subs, supp, cc, dc;
+  INSERT INTO acc VALUES (1, NULL, NULL);
+  INSERT INTO camp VALUES (1, 1, 'sending');
+  INSERT INTO subs SELECT g, 1, 'user' || g || '@example.com', 'confirmed', 'User ' || g, jsonb_build_object('plan', 'pro', 'n', g)
+    FROM generate_series(1, n) g;
+  INSERT INTO supp SELECT 1, 'other' || g || '@example.com' FROM generate_series(1, n / 10) g;
+  ANALYZE acc, camp, subs, supp, cc, dc;
+END $$;
+
+CREATE OR REPLACE PROCEDURE run_af(batches int) LANGUAGE plpgsql AS $$
+DECLARE ids bigint[]; c_next bigint := 0;
+BEGIN
+  FOR i IN 1..batches LOOP
+    WITH picked AS (
+      SELECT s.id, s.account_id, s.subscriber_id, s.email_lower FROM sa s
+      WHERE s.campaign_id = 1 AND s.status = 'queued' AND s.id > c_next
+        AND EXISTS (SELECT 1 FROM camp c CROSS JOIN LATERAL (SELECT 1 FROM acc a WHERE a.id = c.account_id
+                      AND a.suspended_at IS NULL AND a.deleted_at IS NULL LIMIT 1) a WHERE c.id = 1 AND c.status = 'sending')
+      ORDER BY s.id LIMIT 50 FOR UPDATE OF s SKIP LOCKED),
+    judged AS MATERIALIZED (
+      SELECT p.id, sub.name, sub.attributes, (sub.id IS NULL OR x.suppressed IS NOT NULL) AS blocked FROM picked p
+      LEFT JOIN LATERAL (SELECT sb.id, sb.name, sb.attributes FROM subs sb WHERE sb.id = p.subscriber_id AND sb.status = 'confirmed' LIMIT 1) sub ON true
+      LEFT JOIN LATERAL (SELECT true AS suppressed FROM supp x WHERE x.account_id = p.account_id AND x.email_lower = p.email_lower LIMIT 1) x ON true),
+    c AS (UPDATE sa s SET status = CASE WHEN j.blocked THEN 'suppressed' ELSE 'sending' END,
+           lease_until = CASE WHEN j.blocked THEN NULL ELSE now() + interval '2 minutes' END,
+           attempts = CASE WHEN j.blocked THEN s.attempts ELSE s.attempts + 1 END,
+           executor_id = 7, route = 'default', updated_at = now()
+          FROM judged j WHERE s.id = j.id AND s.id = ANY(ARRAY(SELECT p.id FROM picked p))
+          RETURNING s.id, s.account_id, s.campaign_id, s.subscriber_id, s.email, s.job_id, s.status, s.attempts, s.lease_until, j.name, j.attributes)
+    SELECT array_agg(id) INTO ids FROM c WHERE status = 'sending';
+    c_next := (SELECT max(x) FROM unnest(ids) x);
+    COMMIT;
+    WITH acked AS (UPDATE sa s SET status = 'sent', provider_message_id = 'pm-' || s.id || '@example.com', sent_at = now(),
+           lease_until = NULL, updated_at = now() WHERE s.id = ANY(ids) AND s.status = 'sending' RETURNING s.*),
+    by_domain AS (INSERT INTO cc SELECT a.campaign_id, a.account_id, substring(a.email_lower FROM '[^@]*$'), count(*) FROM acked a
+           GROUP BY 1, 2, 3 ORDER BY 1, 3 ON CONFLICT (campaign_id, domain) DO UPDATE SET sent = cc.sent + excluded.sent),
+    by_day AS (INSERT INTO dc SELECT a.account_id, current_date, 'campaign', count(*) FROM acked a GROUP BY 1
+           ON CONFLICT (account_id, day, kind) DO UPDATE SET n = dc.n + excluded.n),
+    o AS (SELECT a.id, a.account_id, 'send.' || a.status AS type, jsonb_build_object('campaign_id', a.campaign_id, 'send_id', a.id,
+            'subscriber_id', a.subscriber_id, 'email', a.email, 'status', a.status, 'attempts', a.attempts,
+            'provider_message_id', a.provider_message_id, 'error', NULL) AS data FROM acked a)
+    INSERT INTO evb (first_id, account_id, occurred_at, n, types, data)
+      SELECT nextval('evb_seq'), o.account_id, now(), count(*), array_agg(DISTINCT o.type), array_agg(o.data ORDER BY o.id) FROM o GROUP BY o.account_id;
+    COMMIT;
+  END LOOP;
+END $$;
+
+CREATE OR REPLACE PROCEDURE run_gf(batches int) LANGUAGE plpgsql AS $$
+DECLARE ids bigint[]; lease bigint;
+BEGIN
+  FOR i IN 1..batches LOOP
+    WITH cursor_row AS (SELECT next_id FROM cur WHERE campaign_id = 1 FOR UPDATE),
+    picked AS (
+      SELECT s.id, s.account_id, s.subscriber_id, s.email, s.email_lower, s.job_id, s.attempts FROM sg s
+      WHERE s.campaign_id = 1 AND s.status = 'queued' AND s.id > (SELECT r.next_id FROM cursor_row r)
+        AND EXISTS (SELECT 1 FROM camp c CROSS JOIN LATERAL (SELECT 1 FROM acc a WHERE a.id = c.account_id
+                      AND a.suspended_at IS NULL AND a.deleted_at IS NULL LIMIT 1) a WHERE c.id = 1 AND c.status = 'sending')
+      ORDER BY s.id LIMIT 50),
+    judged AS MATERIALIZED (
+      SELECT p.*, sub.name, sub.attributes, (sub.id IS NULL OR x.suppressed IS NOT NULL) AS blocked FROM picked p
+      LEFT JOIN LATERAL (SELECT sb.id, sb.name, sb.attributes FROM subs sb WHERE sb.id = p.subscriber_id AND sb.status = 'confirmed' LIMIT 1) sub ON true
+      LEFT JOIN LATERAL (SELECT true AS suppressed FROM supp x WHERE x.account_id = p.account_id AND x.email_lower = p.email_lower LIMIT 1) x ON true),
+    -- only the excluded rows are written at the claim
+    excluded AS (UPDATE sg s SET status = 'suppressed', updated_at = now() FROM judged j WHERE j.blocked AND s.id = j.id RETURNING s.id),
+    moved AS (UPDATE cur SET next_id = (SELECT max(j.id) FROM judged j) WHERE campaign_id = 1 AND EXISTS (SELECT 1 FROM judged) RETURNING next_id),
+    leased AS (INSERT INTO lb (campaign_id, lease_until, ids)
+      SELECT 1, now() + interval '2 minutes', array_agg(j.id ORDER BY j.id) FROM judged j WHERE NOT j.blocked HAVING count(*) > 0
+      RETURNING lb.id, lb.lease_until)
+    SELECT array_agg(j.id), (SELECT l.id FROM leased l) INTO ids, lease
+    FROM judged j, (SELECT count(*) FROM moved) m, (SELECT count(*) FROM excluded) e WHERE NOT j.blocked;
+    COMMIT;
+    WITH l AS (DELETE FROM lb WHERE id = lease RETURNING lb.ids),
+    acked AS (UPDATE sg s SET status = 'sent', attempts = s.attempts + 1, executor_id = 7, route = 'default',
+           provider_message_id = 'pm-' || s.id || '@example.com', sent_at = now(), updated_at = now()
+           FROM l WHERE s.id = ANY(l.ids) AND s.status = 'queued' RETURNING s.*),
+    p AS (INSERT INTO pm SELECT a.account_id, a.provider_message_id, a.id FROM acked a),
+    by_domain AS (INSERT INTO cc SELECT a.campaign_id, a.account_id, substring(a.email_lower FROM '[^@]*$'), count(*) FROM acked a
+           GROUP BY 1, 2, 3 ORDER BY 1, 3 ON CONFLICT (campaign_id, domain) DO UPDATE SET sent = cc.sent + excluded.sent),
+    by_day AS (INSERT INTO dc SELECT a.account_id, current_date, 'campaign', count(*) FROM acked a GROUP BY 1
+           ON CONFLICT (account_id, day, kind) DO UPDATE SET n = dc.n + excluded.n),
     o AS (SELECT a.id, a.account_id, 'send.' || a.status AS type, jsonb_build_object('campaign_id', a.campaign_id, 'send_id', a.id,
             'subscriber_id', a.subscriber_id, 'email', a.email, 'status', a.status, 'attempts', a.attempts,
             'provider_message_id', a.provider_message_id, 'error', NULL) AS data FROM acked a)
