@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sendonce/sendonce/internal/account"
 	"github.com/sendonce/sendonce/internal/postgres"
 	"github.com/sendonce/sendonce/internal/store"
 )
@@ -180,4 +181,101 @@ func TestStreamPassesOverWhatItFiltered(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, all, 3)
 	require.Equal(t, all[2].Position, next)
+}
+
+// TestPullPassesOverWhatItFiltered: an empty filtered pull is remembered, so the
+// next pull from the same position with the same filter reads on from past the
+// events it passed over; never past a transaction still running, and never for
+// another account or another filter.
+func TestPullPassesOverWhatItFiltered(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	a2, _, err := account.NewService(e.pool).Create(ctx, "events 2")
+	require.NoError(t, err)
+	only := []string{CampaignSent}
+	start := Position{}
+	// The other account's campaign.sent commits first, below everything the pulls pass over.
+	require.NoError(t, postgres.InTx(ctx, e.pool, func(tx pgx.Tx) error {
+		return Emit(ctx, tx, a2.ID, CampaignSent, map[string]any{"n": "other"})
+	}))
+	slow, err := e.pool.Begin(ctx)
+	require.NoError(t, err)
+	defer slow.Rollback(ctx) //nolint:errcheck // committed below
+	require.NoError(t, Emit(ctx, slow, e.account, CampaignSent, map[string]any{"n": "late"}))
+	var sent []Event
+	for i := range 5 {
+		e.emit(SendSent, map[string]any{"n": i})
+	}
+
+	evs, err := e.svc.Events(ctx, e.account, start, only, 10)
+	require.NoError(t, err)
+	require.Empty(t, evs)
+	// The running transaction holds what the pull passed over below it.
+	var slowXid int64
+	require.NoError(t, slow.QueryRow(ctx, `SELECT pg_current_xact_id()::text::bigint`).Scan(&slowXid))
+	key := passKey{account: e.account, after: start, types: typesKey(only)}
+	at := e.svc.passed.from(key)
+	require.False(t, (Position{Xid: slowXid - 1, ID: math.MaxInt64}).Before(at), "at %v, the running transaction's xid %d", at, slowXid)
+	// Another account's pull from the same position with the same filter starts there.
+	// (eventually: another test's transaction on the cluster may hold its event back)
+	var theirs []Event
+	eventually(t, func() bool {
+		theirs, err = e.svc.Events(ctx, a2.ID, start, only, 10)
+		require.NoError(t, err)
+		return len(theirs) == 1
+	})
+	require.JSONEq(t, `{"n":"other"}`, string(theirs[0].Data))
+
+	require.NoError(t, slow.Commit(ctx))
+	eventually(t, func() bool {
+		evs, err = e.svc.Events(ctx, e.account, start, only, 10)
+		require.NoError(t, err)
+		return len(evs) == 1
+	})
+	require.JSONEq(t, `{"n":"late"}`, string(evs[0].Data))
+
+	// Once nothing runs, an empty pull from the late event is remembered past the five send.sent.
+	eventually(t, func() bool {
+		sent, err = e.svc.Events(ctx, e.account, start, []string{SendSent}, 10)
+		require.NoError(t, err)
+		return len(sent) == 5
+	})
+	late := evs[0].Position
+	eventually(t, func() bool {
+		evs, err = e.svc.Events(ctx, e.account, late, only, 10)
+		require.NoError(t, err)
+		require.Empty(t, evs)
+		return sent[4].Position.Before(e.svc.passed.from(passKey{account: e.account, after: late, types: typesKey(only)}))
+	})
+	// The same filter spelled otherwise is the same filter; another filter starts
+	// from its own position.
+	require.Equal(t, typesKey([]string{CampaignSent, SendFailed, CampaignSent}), typesKey([]string{SendFailed, CampaignSent}))
+	require.Equal(t, late, e.svc.passed.from(passKey{account: e.account, after: late, types: typesKey([]string{SendSent})}))
+	// A new match after the remembered position is served.
+	e.emit(CampaignSent, map[string]any{"n": "next"})
+	eventually(t, func() bool {
+		evs, err = e.svc.Events(ctx, e.account, late, only, 10)
+		require.NoError(t, err)
+		return len(evs) == 1
+	})
+	require.JSONEq(t, `{"n":"next"}`, string(evs[0].Data))
+}
+
+// TestPassedOverIsBounded: the memory of filtered pulls never holds more than
+// maxPassedOver entries, never moves an entry backwards, and starts a read at the
+// caller's own position when it remembers nothing past it.
+func TestPassedOverIsBounded(t *testing.T) {
+	t.Parallel()
+	var p passedOver
+	for i := range maxPassedOver + 100 {
+		p.remember(passKey{account: int64(i), types: "campaign.sent"}, Position{Xid: 10, ID: 1})
+	}
+	require.Len(t, p.m, maxPassedOver)
+	k := passKey{account: -1, after: Position{Xid: 5, ID: 5}, types: "campaign.sent"}
+	require.Equal(t, k.after, p.from(k))
+	p.remember(k, Position{Xid: 9, ID: 1})
+	p.remember(k, Position{Xid: 7, ID: 1})
+	require.Equal(t, Position{Xid: 9, ID: 1}, p.from(k))
+	require.Len(t, p.m, maxPassedOver)
 }

@@ -21,6 +21,8 @@ type Service struct {
 	// MaxEndpoints is how many endpoints one account may have (every event fans
 	// out to each of them); default DefaultMaxEndpoints.
 	MaxEndpoints int
+	// passed: what filtered pulls passed over (Events).
+	passed passedOver
 }
 
 // DefaultMaxEndpoints is the default of Service.MaxEndpoints.

@@ -5,6 +5,9 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"math"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/sendonce/sendonce/internal/apperr"
@@ -16,8 +19,83 @@ import (
 // reading order, of the given types (none: all). Events whose transaction may
 // still be running are held back until it ends, so a caller that resumes from the
 // last position it got never misses one that committed late.
+//
+// A filtered read that comes back short has read every event up to the horizon it
+// took first (StreamEvents); the service remembers that, per account, filter and
+// position the caller will resume from (the one it gave, after an empty page, or
+// the last event's), and the next read of the same starts there: a poller waiting
+// for a rare type reads what is new since its last poll, not every event since its
+// last match. The memory is this process's and bounded; without it (another
+// replica, an entry evicted) a read starts from the caller's position, as before.
 func (s *Service) Events(ctx context.Context, accountID int64, after Position, types []string, limit int) ([]Event, error) {
-	return s.events(ctx, accountID, Authority{}, after, types, limit)
+	if len(types) == 0 {
+		return s.events(ctx, accountID, Authority{}, after, types, limit)
+	}
+	if err := CheckTypes(types); err != nil {
+		return nil, err
+	}
+	key := passKey{account: accountID, after: after, types: typesKey(types)}
+	evs, next, err := s.StreamEvents(ctx, accountID, Authority{}, s.passed.from(key), types, limit)
+	if err != nil {
+		return nil, err
+	}
+	if len(evs) > 0 {
+		key.after = evs[len(evs)-1].Position
+	}
+	if key.after.Before(next) {
+		s.passed.remember(key, next)
+	}
+	return evs, nil
+}
+
+// passedOver is what filtered pulls passed over: for an account, a filter and a
+// position a caller resumes from, how far past it every event has been read and
+// none matched. At most maxPassedOver entries; a full map forgets one at random.
+type passedOver struct {
+	mu sync.Mutex
+	m  map[passKey]Position
+}
+
+type passKey struct {
+	account int64
+	after   Position
+	types   string // sorted, without repeats
+}
+
+const maxPassedOver = 10_000
+
+// from is where a read for k starts: past what an earlier one passed over, or k's
+// own position.
+func (p *passedOver) from(k passKey) Position {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if at, ok := p.m[k]; ok && k.after.Before(at) {
+		return at
+	}
+	return k.after
+}
+
+func (p *passedOver) remember(k passKey, at Position) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.m == nil {
+		p.m = map[passKey]Position{}
+	}
+	if _, ok := p.m[k]; !ok && len(p.m) >= maxPassedOver {
+		for old := range p.m {
+			delete(p.m, old)
+			break
+		}
+	}
+	if prev, ok := p.m[k]; !ok || prev.Before(at) {
+		p.m[k] = at
+	}
+}
+
+func typesKey(types []string) string {
+	t := slices.Clone(types)
+	slices.Sort(t)
+	return strings.Join(slices.Compact(t), ",")
 }
 
 // Authority is what a stream was opened under: an API key, a dashboard session,
