@@ -14,7 +14,7 @@ $PSQL -q -c "SET client_min_messages = warning" -f "$dir/schema.sql" >/dev/null
 if [ -n "${FF:-}" ]; then $PSQL -c "ALTER TABLE sg SET (fillfactor = $FF)" -c "ALTER TABLE se SET (fillfactor = $FF)"; fi
 cpu="awk '{print \$14+\$15}' /proc/\$(psql -h 127.0.0.1 -p $P -U postgres -qAtX -c \"select pid from pg_stat_activity where application_name='hotexp' and pid <> pg_backend_pid()\")/stat"
 for round in $(seq 1 "$R"); do for v in ${VARIANTS:-a b}; do
-  case $v in a|c|a2) fill=a; tbl=sa ;; b|d|b2) fill=b; tbl=sb ;; af) fill=a; tbl=sa ;; gf) fill=g; tbl=sg ;; *) fill=$v; tbl=s$v ;; esac
+  case $v in a|c|a2) fill=a; tbl=sa ;; b|d|b2) fill=b; tbl=sb ;; af) fill=a; tbl=sa ;; gf|gn) fill=g; tbl=sg ;; *) fill=$v; tbl=s$v ;; esac
   $PSQL -c "TRUNCATE sa, sb, sf, sg, se, q, ev, evb, pm, lb, cur" -c "CALL fill_around($N)" -c "VACUUM ANALYZE" -c "CHECKPOINT" >/dev/null
   upd="SELECT n_tup_upd || ' ' || n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = '$tbl'"
   before=$($PSQL -c "$upd")

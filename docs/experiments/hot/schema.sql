@@ -5,6 +5,7 @@
 DROP TABLE IF EXISTS sa, sb, sf, sg, se, q, ev, evb, pm, lb, cur CASCADE;
 DROP SEQUENCE IF EXISTS evb_seq;
 DROP PROCEDURE IF EXISTS run_b(int);
+DROP PROCEDURE IF EXISTS run_g(int);
 CREATE TABLE ev (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, account_id bigint NOT NULL, type text NOT NULL,
   occurred_at timestamptz NOT NULL DEFAULT now(), data jsonb NOT NULL, xid bigint NOT NULL DEFAULT pg_current_xact_id()::text::bigint);
 CREATE INDEX ev_order ON ev (account_id, xid, id);
@@ -240,7 +241,7 @@ BEGIN
   END LOOP;
 END $$;
 
-CREATE OR REPLACE PROCEDURE run_g(batches int) LANGUAGE plpgsql AS $$
+CREATE OR REPLACE PROCEDURE run_g(batches int, with_provider_ids bool DEFAULT true) LANGUAGE plpgsql AS $$
 DECLARE ids bigint[]; lease bigint; c_next bigint;
 BEGIN
   FOR i IN 1..batches LOOP
@@ -253,7 +254,7 @@ BEGIN
     acked AS (UPDATE sg s SET status = 'sent', attempts = s.attempts + 1, executor_id = 7, route = 'default',
            provider_message_id = 'pm-' || s.id || '@example.com', sent_at = now(), updated_at = now()
            FROM l WHERE s.id = ANY(l.ids) AND s.status = 'queued' RETURNING s.*),
-    p AS (INSERT INTO pm SELECT a.account_id, a.provider_message_id, a.id FROM acked a),
+    p AS (INSERT INTO pm SELECT a.account_id, a.provider_message_id, a.id FROM acked a WHERE with_provider_ids),
     o AS (SELECT a.id, a.account_id, 'send.' || a.status AS type, jsonb_build_object('campaign_id', a.campaign_id, 'send_id', a.id,
             'subscriber_id', a.subscriber_id, 'email', a.email, 'status', a.status, 'attempts', a.attempts,
             'provider_message_id', a.provider_message_id, 'error', NULL) AS data FROM acked a)
@@ -261,6 +262,12 @@ BEGIN
       SELECT nextval('evb_seq'), o.account_id, now(), count(*), array_agg(DISTINCT o.type), array_agg(o.data ORDER BY o.id) FROM o GROUP BY o.account_id;
     COMMIT;
   END LOOP;
+END $$;
+
+-- GN: G without the provider-id table (webhooks that name the job id need no lookup by the provider's id)
+CREATE OR REPLACE PROCEDURE run_gn(batches int) LANGUAGE plpgsql AS $$
+BEGIN
+  CALL run_g(batches, false);
 END $$;
 
 -- E: the claim deletes the next 50 queue rows (SKIP LOCKED, the executor's cursor in memory as A's) and writes the
