@@ -207,7 +207,7 @@ func cellReason(v, enc string) string {
 // the oldest running transaction; one import of 100,000 rows in one transaction
 // held them all for its whole merge.
 const (
-	ImportBatchRows  = 1000
+	ImportBatchRows  = 4000
 	ImportBatchBytes = 1 << 20
 )
 
