@@ -11,9 +11,14 @@
 -- query orders subscribers by email_lower, which this index could not serve under a
 -- non-C collation. The build holds a SHARE lock on subscribers (writes wait, reads
 -- do not) as 00820's did on list_members: measured on 2,000,000 subscribers in
--- docs/performance.md.
+-- docs/performance.md. Dropping the old constraint and index then takes an ACCESS
+-- EXCLUSIVE lock to the commit, which must wait for every running reader of
+-- subscribers (an export streams for minutes) while every later reader and writer
+-- queues behind it; lock_timeout makes the migration fail after 10 s instead, all of
+-- it rolled back, to be run again (`sendonce migrate`, or serve's next start).
 
 -- +goose Up
+SET LOCAL lock_timeout = '10s';
 CREATE UNIQUE INDEX subscribers_account_email_key ON subscribers (account_id, email_lower text_pattern_ops);
 ALTER TABLE subscribers DROP CONSTRAINT subscribers_account_id_email_lower_key;
 DROP INDEX subscribers_email_prefix_idx;
